@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/omlhub/oml/platform/config"
+	"github.com/omlhub/oml/platform/crypto"
+	"github.com/omlhub/oml/platform/migrate"
+	"github.com/omlhub/oml/sql/migrations"
+)
+
+func migrateCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	db, err := openDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	runner, err := migrate.New(db.Pool, migrations.FS)
+	if err != nil {
+		return err
+	}
+	verb := "up"
+	if len(args) > 0 {
+		verb = args[0]
+	}
+	switch verb {
+	case "up":
+		applied, err := runner.Up(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "migrations applied: %v; schema at version %d\n", applied, runner.Latest())
+	case "down":
+		steps := 1
+		if len(args) > 1 {
+			if steps, err = strconv.Atoi(args[1]); err != nil || steps < 1 {
+				return fmt.Errorf("migrate down: want a positive step count, got %q", args[1])
+			}
+		}
+		reverted, err := runner.Down(ctx, steps)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "migrations reverted: %v\n", reverted)
+	case "status":
+		v, err := runner.Current(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "schema at version %d of %d\n", v, runner.Latest())
+	default:
+		return fmt.Errorf("migrate: unknown verb %q (want up, down N or status)", verb)
+	}
+	return nil
+}
+
+func keygen(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("keygen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", "", "directory to write signing.key and master.key into (created 0700)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dir == "" {
+		return errors.New("keygen: --dir is required")
+	}
+	sp, mp, err := crypto.GenerateKeyFiles(*dir)
+	if err != nil {
+		return fmt.Errorf("keygen: %w", err)
+	}
+	fmt.Fprintf(stdout, "OML_SIGNING_KEY_FILE=%s\nOML_MASTER_KEY_FILE=%s\n", sp, mp)
+	return nil
+}
+
+func bootstrap(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bootstrap", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tenant := fs.String("tenant", "", "name of the tenant to create")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *tenant == "" {
+		return errors.New("bootstrap: --tenant is required")
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	db, err := openDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	runner, err := migrate.New(db.Pool, migrations.FS)
+	if err != nil {
+		return err
+	}
+	if v, err := runner.Current(ctx); err != nil {
+		return err
+	} else if v != runner.Latest() {
+		return fmt.Errorf("bootstrap: database schema is at version %d of %d; run `oml-server migrate` first", v, runner.Latest())
+	}
+	a, err := assemble(cfg, db, newLogger(cfg, stderr))
+	if err != nil {
+		return err
+	}
+	res, err := a.access.Bootstrap(ctx, *tenant)
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	return json.NewEncoder(stdout).Encode(struct {
+		TenantID       string `json:"tenant_id"`
+		RootWorkareaID string `json:"root_workarea_id"`
+		AdminKey       string `json:"admin_key"`
+	}{res.TenantID, res.RootWorkareaID, res.AdminKey})
+}

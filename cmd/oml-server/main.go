@@ -1,0 +1,58 @@
+// Command oml-server is the OML server: serve, migrate, keygen, bootstrap.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "oml-server:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: oml-server <command> [flags]
+
+commands:
+  serve                     serve HTTP and MCP on OML_LISTEN
+  migrate [up|down N|status] apply, revert or show database migrations
+  keygen --dir DIR          write a signing key and a master key; print their env lines
+  bootstrap --tenant NAME   create a tenant, its universe and an admin key; print JSON
+`
+
+// run is the only wiring point: everything it needs comes in as arguments.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return serve(ctx, rest, getenv, stderr)
+	case "migrate":
+		return migrateCmd(ctx, rest, getenv, stdout)
+	case "keygen":
+		return keygen(rest, stdout, stderr)
+	case "bootstrap":
+		return bootstrap(ctx, rest, getenv, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}

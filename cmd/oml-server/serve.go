@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/omlhub/oml/platform/buildinfo"
+	"github.com/omlhub/oml/platform/config"
+	"github.com/omlhub/oml/platform/crypto"
+)
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	if err := cfg.RequireServe(); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	log := newLogger(cfg, stderr)
+	if _, err := crypto.LoadSigningKey(cfg.SigningKeyFile); err != nil {
+		return fmt.Errorf("signing key: %w", err)
+	}
+	if _, err := crypto.LoadMasterKey(cfg.MasterKeyFile); err != nil {
+		return fmt.Errorf("master key: %w", err)
+	}
+	db, err := openDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	a, err := assemble(cfg, db, log)
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	srv := &http.Server{
+		Handler:           a.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          nil,
+	}
+	log.InfoContext(ctx, "oml-server starting", "build", buildinfo.Read(), "config", cfg, "addr", ln.Addr().String())
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	// Graceful shutdown: stop accepting, let in-flight requests finish.
+	log.InfoContext(ctx, "shutting down", "timeout", cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,65 @@
+// Package access is the access bounded context: tenants, keys (hashed
+// tokens), principals, the workarea tree with its status ladder and crew
+// records, grants and effective access (D7). Its Module plugs into the
+// shared transport; its Service is what other contexts' ports are wired to.
+package access
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/omlhub/oml/contexts/access/internal/app"
+	"github.com/omlhub/oml/contexts/access/internal/httpapi"
+	"github.com/omlhub/oml/contexts/access/internal/mcptools"
+	"github.com/omlhub/oml/contexts/access/internal/postgres"
+	"github.com/omlhub/oml/platform/auth"
+	"github.com/omlhub/oml/platform/idempotency"
+	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/pg"
+	"github.com/omlhub/oml/platform/transport"
+)
+
+// Deps are what the context needs from the process.
+type Deps struct {
+	DB          *pg.DB
+	Journal     *journal.Journal
+	Idempotency *idempotency.Store
+	// GuideURL is where the agent guide is served (whoami reports it).
+	GuideURL string
+	Now      func() time.Time
+}
+
+// Module is the access context, ready to mount.
+type Module struct {
+	svc      *app.Service
+	http     *httpapi.Handlers
+	guideURL string
+}
+
+// New assembles the context.
+func New(d Deps) *Module {
+	svc := app.New(postgres.New(d.DB), d.Journal, d.DB, d.Now)
+	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency, d.GuideURL), guideURL: d.GuideURL}
+}
+
+// Routes registers the HTTP routes (under /v1).
+func (m *Module) Routes(r chi.Router) { m.http.Routes(r) }
+
+// Tools registers the MCP tools.
+func (m *Module) Tools(t *transport.Tools) { mcptools.Register(t, m.svc, m.guideURL) }
+
+// Authenticate resolves a bearer token; it is the transport's
+// Authenticator.
+func (m *Module) Authenticate(ctx context.Context, token string) (auth.Caller, error) {
+	return m.svc.Authenticate(ctx, token)
+}
+
+// Bootstrapped is the result of [Module.Bootstrap].
+type Bootstrapped = app.Bootstrapped
+
+// Bootstrap creates a tenant with its universe and an admin key.
+func (m *Module) Bootstrap(ctx context.Context, tenant string) (Bootstrapped, error) {
+	return m.svc.Bootstrap(ctx, tenant)
+}

@@ -1,0 +1,95 @@
+// Package app holds the access context's use cases: bootstrap, key
+// authentication, workareas, keys, grants and effective access. It talks to
+// storage and the journal only through the ports declared here.
+package app
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/omlhub/oml/contexts/access/internal/domain"
+	"github.com/omlhub/oml/platform/journal"
+)
+
+// ErrNotFound and ErrConflict are what repositories return for a missing
+// row and a uniqueness clash; the service turns them into typed refusals.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("conflict")
+)
+
+// Principal is an identity keys belong to.
+type Principal struct {
+	ID   string
+	Name string
+}
+
+// Key is a key as listed (never its token).
+type Key struct {
+	ID        string
+	Principal Principal
+	Role      domain.Role
+	CreatedAt time.Time
+	RevokedAt *time.Time
+}
+
+// KeyAuth is what authentication reads for a selector.
+type KeyAuth struct {
+	TenantID  string
+	Key       Key
+	Verifier  []byte
+	RevokedAt *time.Time
+}
+
+// Grant is one grant row.
+type Grant struct {
+	ID         string
+	KeyID      string
+	WorkareaID string
+	Scope      domain.Scope
+	Effect     domain.Effect
+	CreatedAt  time.Time
+	RemovedAt  *time.Time
+}
+
+// Repository is the access context's storage. Calls run in the unit of
+// work carried by ctx when there is one.
+type Repository interface {
+	TenantCreate(ctx context.Context, id, name string) error
+	EpochGet(ctx context.Context, tenant string) (int64, error)
+	EpochBump(ctx context.Context, tenant string) (int64, error)
+
+	PrincipalEnsure(ctx context.Context, tenant, name string) (Principal, error)
+
+	KeyCreate(ctx context.Context, tenant string, k Key, selector, verifier []byte, createdBy string) error
+	KeyBySelector(ctx context.Context, selector []byte) (KeyAuth, error)
+	KeyGet(ctx context.Context, tenant, id string) (Key, error)
+	KeyList(ctx context.Context, tenant string) ([]Key, error)
+	KeyRevoke(ctx context.Context, tenant, id string, at time.Time) (bool, error)
+
+	WorkareaCreate(ctx context.Context, tenant string, w domain.Workarea) error
+	WorkareaGet(ctx context.Context, tenant, id string) (domain.Workarea, error)
+	WorkareaByPath(ctx context.Context, tenant, path string) (domain.Workarea, error)
+	WorkareaChildren(ctx context.Context, tenant, id string) ([]domain.Workarea, error)
+	// WorkareaUpdate loads the row for update, applies fn and stores it.
+	WorkareaUpdate(ctx context.Context, tenant, id string, fn func(*domain.Workarea) error) (domain.Workarea, error)
+
+	// GrantCreate inserts g unless an identical live grant exists; it
+	// returns the live grant's id and whether it was created.
+	GrantCreate(ctx context.Context, tenant string, g Grant, createdBy string) (string, bool, error)
+	GrantGet(ctx context.Context, tenant, id string) (Grant, error)
+	GrantRemove(ctx context.Context, tenant, id, by string, at time.Time) (bool, error)
+	GrantsForKey(ctx context.Context, tenant, keyID string) ([]domain.GrantAt, error)
+}
+
+// Journal appends events in the caller's unit of work and verifies chains.
+type Journal interface {
+	Append(ctx context.Context, tenant string, e journal.Event) (journal.Appended, error)
+	Verify(ctx context.Context, tenant string) (journal.Report, error)
+}
+
+// Transactor runs fn in one unit of work.
+type Transactor interface {
+	InTx(ctx context.Context, fn func(ctx context.Context) error) error
+}

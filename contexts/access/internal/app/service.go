@@ -1,0 +1,142 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/omlhub/oml/contexts/access/internal/domain"
+	"github.com/omlhub/oml/platform/auth"
+	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/ids"
+	"github.com/omlhub/oml/platform/journal"
+)
+
+// Service is the access context's application service.
+type Service struct {
+	repo    Repository
+	journal Journal
+	tx      Transactor
+	now     func() time.Time
+}
+
+// New returns a service. now may be nil (time.Now).
+func New(repo Repository, j Journal, tx Transactor, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{repo: repo, journal: j, tx: tx, now: now}
+}
+
+// Rules named in refusals.
+const (
+	ruleEffective = "effective access (D7); unknown and out-of-scope are indistinguishable"
+	ruleAdmin     = "admin verbs need admin effective access on the node (D7)"
+	ruleOperator  = "operator never writes, reads or reviews content (D9)"
+)
+
+// notFound is the one refusal for unknown and unreadable workareas. It
+// never echoes the id, so every such answer is byte-identical.
+func notFound() error {
+	return errs.New(errs.NotFound, ruleEffective, "no readable workarea with that reference for this key")
+}
+
+func caller(ctx context.Context) (auth.Caller, error) {
+	c, ok := auth.From(ctx)
+	if !ok {
+		return auth.Caller{}, errs.New(errs.AuthMissing, "every call presents a bearer key; there is no anonymous call", "no authenticated caller")
+	}
+	return c, nil
+}
+
+// view is one caller's access at one node.
+type view struct {
+	caller auth.Caller
+	role   domain.Role
+	grants []domain.GrantAt
+}
+
+func (s *Service) viewOf(ctx context.Context) (view, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return view{}, err
+	}
+	grants, err := s.repo.GrantsForKey(ctx, c.TenantID, c.KeyID)
+	if err != nil {
+		return view{}, fmt.Errorf("load grants: %w", err)
+	}
+	return view{caller: c, role: domain.Role(c.Role), grants: grants}, nil
+}
+
+func (v view) at(w domain.Workarea) domain.Scope {
+	return domain.Effective(v.role, false, v.grants, w.IDPath)
+}
+
+// resolve finds a workarea by id or path within the caller's tenant.
+func (s *Service) resolve(ctx context.Context, tenant, ref string) (domain.Workarea, error) {
+	var w domain.Workarea
+	var err error
+	switch {
+	case ids.Has(ids.Workarea, ref):
+		w, err = s.repo.WorkareaGet(ctx, tenant, ref)
+	case ref != "" && len(ref) <= 1024:
+		w, err = s.repo.WorkareaByPath(ctx, tenant, ref)
+	default:
+		return w, notFound()
+	}
+	if errors.Is(err, ErrNotFound) {
+		return w, notFound()
+	}
+	if err != nil {
+		return w, fmt.Errorf("load workarea: %w", err)
+	}
+	return w, nil
+}
+
+// visible resolves ref and checks the caller holds want there. A node
+// where the caller holds nothing at all is reported as nonexistent; one it
+// can see but lacks want on is denied.
+func (s *Service) visible(ctx context.Context, v view, ref string, want domain.Scope) (domain.Workarea, domain.Scope, error) {
+	w, err := s.resolve(ctx, v.caller.TenantID, ref)
+	if err != nil {
+		return w, 0, err
+	}
+	have := v.at(w)
+	switch {
+	case have.Has(want):
+		return w, have, nil
+	case want == domain.ScopeReader || have == 0:
+		return w, have, notFound()
+	case want == domain.ScopeAdmin:
+		return w, have, errs.New(errs.Denied, ruleAdmin, "this key has no admin access on workarea %s", w.ID)
+	}
+	return w, have, errs.New(errs.Denied, ruleEffective, "this key lacks %s access on workarea %s", want, w.ID)
+}
+
+// adminAtRoot checks tenant-level admin verbs (keys, journal).
+func (s *Service) adminAtRoot(ctx context.Context) (view, domain.Workarea, error) {
+	v, err := s.viewOf(ctx)
+	if err != nil {
+		return v, domain.Workarea{}, err
+	}
+	if v.role != domain.RoleAdmin {
+		return v, domain.Workarea{}, errs.New(errs.VerbCeiling, "role ceiling: tenant administration needs an admin key",
+			"a %s key cannot administer keys or the journal", v.role)
+	}
+	root, err := s.repo.WorkareaByPath(ctx, v.caller.TenantID, domain.RootName)
+	if err != nil {
+		return v, root, fmt.Errorf("load universe: %w", err)
+	}
+	if !v.at(root).Has(domain.ScopeAdmin) {
+		return v, root, errs.New(errs.Denied, ruleAdmin, "tenant administration needs admin access on universe")
+	}
+	return v, root, nil
+}
+
+func (s *Service) record(ctx context.Context, tenant string, e journal.Event) error {
+	if _, err := s.journal.Append(ctx, tenant, e); err != nil {
+		return fmt.Errorf("journal %s: %w", e.Type, err)
+	}
+	return nil
+}

@@ -1,0 +1,181 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/omlhub/oml/contexts/access/internal/domain"
+	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/journal"
+)
+
+// Info is one workarea as a key may see it.
+type Info struct {
+	Workarea domain.Workarea
+	// Children are the immediate children the key can read; the others
+	// are absent, not marked.
+	Children []domain.Workarea
+	Verbs    []string
+	Epoch    int64
+}
+
+// WorkareaInfo returns the node ref (id or path) as the caller sees it.
+func (s *Service) WorkareaInfo(ctx context.Context, ref string) (Info, error) {
+	v, err := s.viewOf(ctx)
+	if err != nil {
+		return Info{}, err
+	}
+	if v.role == domain.RoleOperator {
+		return Info{}, errs.New(errs.VerbCeiling, ruleOperator, "operator keys have no content view")
+	}
+	w, _, err := s.visible(ctx, v, ref, domain.ScopeReader)
+	if err != nil {
+		return Info{}, err
+	}
+	return s.info(ctx, v, w)
+}
+
+func (s *Service) info(ctx context.Context, v view, w domain.Workarea) (Info, error) {
+	children, err := s.repo.WorkareaChildren(ctx, v.caller.TenantID, w.ID)
+	if err != nil {
+		return Info{}, fmt.Errorf("load children: %w", err)
+	}
+	readable := children[:0]
+	for _, c := range children {
+		if v.at(c).Has(domain.ScopeReader) {
+			readable = append(readable, c)
+		}
+	}
+	epoch, err := s.repo.EpochGet(ctx, v.caller.TenantID)
+	if err != nil {
+		return Info{}, fmt.Errorf("load permission epoch: %w", err)
+	}
+	return Info{
+		Workarea: w,
+		Children: readable,
+		Verbs:    domain.Verbs(v.at(w), w.Status, w.IsRoot()),
+		Epoch:    epoch,
+	}, nil
+}
+
+// CreateWorkarea is the admin verb that adds a child node.
+type CreateWorkarea struct {
+	Parent string
+	Name   string
+	Status string
+	Crew   *domain.Crew
+}
+
+// CreateWorkarea adds a child under an existing node.
+func (s *Service) CreateWorkarea(ctx context.Context, cmd CreateWorkarea) (Info, error) {
+	var status domain.Status
+	if cmd.Status != "" {
+		var ok bool
+		if status, ok = domain.ParseStatus(cmd.Status); !ok {
+			return Info{}, errs.Invalid("status %q: want development, committed or validated", cmd.Status)
+		}
+	}
+	var out Info
+	err := s.tx.InTx(ctx, func(ctx context.Context) error {
+		v, err := s.viewOf(ctx)
+		if err != nil {
+			return err
+		}
+		parent, _, err := s.visible(ctx, v, cmd.Parent, domain.ScopeAdmin)
+		if err != nil {
+			return err
+		}
+		w, err := domain.NewChild(parent, cmd.Name, status, cmd.Crew, s.now())
+		if err != nil {
+			return err
+		}
+		if err := s.repo.WorkareaCreate(ctx, v.caller.TenantID, w); err != nil {
+			if errors.Is(err, ErrConflict) {
+				return errs.New(errs.WorkareaConflict, "workarea names are unique among siblings",
+					"workarea %s already has a child named %q", parent.ID, w.Name)
+			}
+			return fmt.Errorf("create workarea: %w", err)
+		}
+		err = s.record(ctx, v.caller.TenantID, journal.Event{
+			Type: "workarea.create", Actor: v.caller.KeyID, Workarea: w.ID,
+			Subject: map[string]any{"workarea_id": w.ID},
+			Payload: map[string]any{"parent": parent.ID, "name": w.Name, "path": w.Path, "status": w.Status, "crew": w.Crew},
+		})
+		if err != nil {
+			return err
+		}
+		out, err = s.info(ctx, v, w)
+		return err
+	})
+	return out, err
+}
+
+// UpdateWorkarea is the admin PATCH: status up the ladder and/or crew.
+type UpdateWorkarea struct {
+	Ref     string
+	Status  string // "" keeps it
+	SetCrew bool   // true replaces the crew record with Crew (nil clears it)
+	Crew    *domain.Crew
+}
+
+// UpdateWorkarea applies an admin PATCH.
+func (s *Service) UpdateWorkarea(ctx context.Context, cmd UpdateWorkarea) (Info, error) {
+	var status domain.Status
+	if cmd.Status != "" {
+		var ok bool
+		if status, ok = domain.ParseStatus(cmd.Status); !ok {
+			return Info{}, errs.Invalid("status %q: want development, committed or validated", cmd.Status)
+		}
+	}
+	if status == "" && !cmd.SetCrew {
+		return Info{}, errs.Invalid("nothing to change: send status and/or crew")
+	}
+	var out Info
+	err := s.tx.InTx(ctx, func(ctx context.Context) error {
+		v, err := s.viewOf(ctx)
+		if err != nil {
+			return err
+		}
+		target, _, err := s.visible(ctx, v, cmd.Ref, domain.ScopeAdmin)
+		if err != nil {
+			return err
+		}
+		if target.IsRoot() && status != "" {
+			return errs.New(errs.Validation, "universe is the tenant's root; its status is fixed", "universe's status cannot change")
+		}
+		before := target
+		w, err := s.repo.WorkareaUpdate(ctx, v.caller.TenantID, target.ID, func(w *domain.Workarea) error {
+			before = *w
+			if status != "" {
+				if err := w.SetStatus(status, s.now()); err != nil {
+					return err
+				}
+			}
+			if cmd.SetCrew {
+				return w.SetCrew(cmd.Crew, s.now())
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		payload := map[string]any{}
+		if w.Status != before.Status {
+			payload["status"] = map[string]any{"from": before.Status, "to": w.Status}
+		}
+		if cmd.SetCrew {
+			payload["crew"] = w.Crew
+		}
+		err = s.record(ctx, v.caller.TenantID, journal.Event{
+			Type: "workarea.update", Actor: v.caller.KeyID, Workarea: w.ID,
+			Subject: map[string]any{"workarea_id": w.ID}, Payload: payload,
+		})
+		if err != nil {
+			return err
+		}
+		out, err = s.info(ctx, v, w)
+		return err
+	})
+	return out, err
+}

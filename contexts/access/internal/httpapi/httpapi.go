@@ -1,0 +1,268 @@
+// Package httpapi serves the access context's /v1 routes: workareas, keys,
+// grants, whoami and the admin journal check.
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/omlhub/oml/contexts/access/internal/app"
+	"github.com/omlhub/oml/contexts/access/internal/wire"
+	"github.com/omlhub/oml/platform/auth"
+	"github.com/omlhub/oml/platform/idempotency"
+	"github.com/omlhub/oml/platform/transport"
+)
+
+// Handlers serve the routes.
+type Handlers struct {
+	svc      *app.Service
+	idem     idempotency.Doer
+	guideURL string
+}
+
+// New returns the handlers.
+func New(svc *app.Service, idem idempotency.Doer, guideURL string) *Handlers {
+	return &Handlers{svc: svc, idem: idem, guideURL: guideURL}
+}
+
+// Routes registers the routes on r (mounted at /v1).
+func (h *Handlers) Routes(r chi.Router) {
+	r.Get("/workareas/{id}", transport.Handler(h.getWorkarea))
+	r.Post("/workareas", transport.Handler(h.createWorkarea))
+	r.Patch("/workareas/{id}", transport.Handler(h.patchWorkarea))
+	r.Post("/keys", transport.Handler(h.issueKey))
+	r.Get("/keys", transport.Handler(h.listKeys))
+	r.Delete("/keys/{id}", transport.Handler(h.revokeKey))
+	r.Post("/grants", transport.Handler(h.addGrant))
+	r.Delete("/grants/{id}", transport.Handler(h.removeGrant))
+	r.Get("/whoami", transport.Handler(h.whoami))
+	r.Get("/admin/journal/verify", transport.Handler(h.verifyJournal))
+}
+
+func (h *Handlers) getWorkarea(w http.ResponseWriter, r *http.Request) error {
+	info, err := h.svc.WorkareaInfo(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, wire.ToWorkareaInfo(info))
+	return nil
+}
+
+type createWorkareaRequest struct {
+	Parent         string     `json:"parent"`
+	Name           string     `json:"name"`
+	Status         string     `json:"status,omitempty"`
+	Crew           *wire.Crew `json:"crew,omitempty"`
+	IdempotencyKey string     `json:"idempotency_key,omitempty"`
+}
+
+func (h *Handlers) createWorkarea(w http.ResponseWriter, r *http.Request) error {
+	var req createWorkareaRequest
+	if err := transport.Decode(r, &req); err != nil {
+		return err
+	}
+	key, err := transport.IdempotencyKey(r, req.IdempotencyKey)
+	if err != nil {
+		return err
+	}
+	req.IdempotencyKey = ""
+	res, err := h.once(r.Context(), "workarea.create", req.Parent, key, req, func(ctx context.Context) (any, error) {
+		info, err := h.svc.CreateWorkarea(ctx, app.CreateWorkarea{Parent: req.Parent, Name: req.Name, Status: req.Status, Crew: wire.FromCrew(req.Crew)})
+		if err != nil {
+			return nil, err
+		}
+		out := wire.ToWorkareaInfo(info)
+		if key != "" {
+			out.IdempotentReplay = new(bool)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return err
+	}
+	transport.WriteRaw(w, http.StatusCreated, res.Response())
+	return nil
+}
+
+// once runs a write under the caller's idempotency key, if it sent one.
+func (h *Handlers) once(ctx context.Context, op, workarea, key string, req any, write func(ctx context.Context) (any, error)) (idempotency.Result, error) {
+	c, _ := auth.From(ctx)
+	scope := idempotency.Scope{TenantID: c.TenantID, KeyID: c.KeyID, Workarea: workarea, Operation: op, Key: key}
+	return h.idem.Do(ctx, scope, req, write)
+}
+
+type patchWorkareaRequest struct {
+	Status string          `json:"status,omitempty"`
+	Crew   json.RawMessage `json:"crew,omitempty"`
+}
+
+func (h *Handlers) patchWorkarea(w http.ResponseWriter, r *http.Request) error {
+	var req patchWorkareaRequest
+	if err := transport.Decode(r, &req); err != nil {
+		return err
+	}
+	cmd := app.UpdateWorkarea{Ref: chi.URLParam(r, "id"), Status: req.Status}
+	if req.Crew != nil {
+		cmd.SetCrew = true
+		if string(req.Crew) != "null" {
+			var crew wire.Crew
+			if err := transport.DecodeJSON(req.Crew, &crew); err != nil {
+				return err
+			}
+			cmd.Crew = wire.FromCrew(&crew)
+		}
+	}
+	info, err := h.svc.UpdateWorkarea(r.Context(), cmd)
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, wire.ToWorkareaInfo(info))
+	return nil
+}
+
+type issueKeyRequest struct {
+	Principal string `json:"principal"`
+	Role      string `json:"role"`
+}
+
+type issueKeyResponse struct {
+	KeyID     string `json:"key_id"`
+	Token     string `json:"token"`
+	Principal string `json:"principal"`
+	Role      string `json:"role"`
+}
+
+func (h *Handlers) issueKey(w http.ResponseWriter, r *http.Request) error {
+	var req issueKeyRequest
+	if err := transport.Decode(r, &req); err != nil {
+		return err
+	}
+	k, err := h.svc.IssueKey(r.Context(), req.Principal, req.Role)
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusCreated, issueKeyResponse{KeyID: k.Key.ID, Token: k.Token, Principal: k.Key.Principal.Name, Role: string(k.Key.Role)})
+	return nil
+}
+
+func (h *Handlers) listKeys(w http.ResponseWriter, r *http.Request) error {
+	keys, err := h.svc.ListKeys(r.Context())
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Keys []wire.Key `json:"keys"`
+	}{Keys: make([]wire.Key, len(keys))}
+	for i, k := range keys {
+		out.Keys[i] = wire.ToKey(k)
+	}
+	transport.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *Handlers) revokeKey(w http.ResponseWriter, r *http.Request) error {
+	res, err := h.svc.RevokeKey(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, struct {
+		wire.Key
+		PermissionEpoch int64 `json:"permission_epoch"`
+	}{wire.ToKey(res.Key), res.Epoch})
+	return nil
+}
+
+type addGrantRequest struct {
+	KeyID          string `json:"key_id"`
+	Workarea       string `json:"workarea"`
+	Scope          string `json:"scope"`
+	Effect         string `json:"effect"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+type grantResponse struct {
+	GrantID          string `json:"grant_id"`
+	PermissionEpoch  int64  `json:"permission_epoch"`
+	KeyID            string `json:"key_id"`
+	Workarea         string `json:"workarea"`
+	Scope            string `json:"scope"`
+	Effect           string `json:"effect"`
+	Created          bool   `json:"created"`
+	IdempotentReplay *bool  `json:"idempotent_replay,omitempty"`
+}
+
+func toGrantResponse(g app.GrantResult) grantResponse {
+	return grantResponse{
+		GrantID: g.Grant.ID, PermissionEpoch: g.Epoch, KeyID: g.Grant.KeyID, Workarea: g.Grant.WorkareaID,
+		Scope: g.Grant.Scope.String(), Effect: string(g.Grant.Effect), Created: g.Created,
+	}
+}
+
+func (h *Handlers) addGrant(w http.ResponseWriter, r *http.Request) error {
+	var req addGrantRequest
+	if err := transport.Decode(r, &req); err != nil {
+		return err
+	}
+	key, err := transport.IdempotencyKey(r, req.IdempotencyKey)
+	if err != nil {
+		return err
+	}
+	req.IdempotencyKey = ""
+	res, err := h.once(r.Context(), "grant.add", req.Workarea, key, req, func(ctx context.Context) (any, error) {
+		g, err := h.svc.AddGrant(ctx, app.AddGrant{KeyID: req.KeyID, Workarea: req.Workarea, Scope: req.Scope, Effect: req.Effect})
+		if err != nil {
+			return nil, err
+		}
+		out := toGrantResponse(g)
+		if key != "" {
+			out.IdempotentReplay = new(bool)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return err
+	}
+	status := http.StatusCreated
+	var created struct {
+		Created bool `json:"created"`
+	}
+	if json.Unmarshal(res.Body, &created) == nil && !created.Created {
+		status = http.StatusOK
+	}
+	transport.WriteRaw(w, status, res.Response())
+	return nil
+}
+
+func (h *Handlers) removeGrant(w http.ResponseWriter, r *http.Request) error {
+	g, err := h.svc.RemoveGrant(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, struct {
+		GrantID         string `json:"grant_id"`
+		PermissionEpoch int64  `json:"permission_epoch"`
+		Removed         bool   `json:"removed"`
+	}{g.Grant.ID, g.Epoch, true})
+	return nil
+}
+
+func (h *Handlers) whoami(w http.ResponseWriter, r *http.Request) error {
+	who, err := h.svc.Whoami(r.Context())
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, wire.ToWhoami(who, h.guideURL))
+	return nil
+}
+
+func (h *Handlers) verifyJournal(w http.ResponseWriter, r *http.Request) error {
+	rep, err := h.svc.VerifyJournal(r.Context())
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, rep)
+	return nil
+}

@@ -1,0 +1,283 @@
+// Package postgres is the access context's storage adapter: it implements
+// app.Repository with sqlc queries over the access schema and translates
+// driver errors (no rows → app.ErrNotFound, unique violations →
+// app.ErrConflict) at the boundary.
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/omlhub/oml/contexts/access/internal/app"
+	"github.com/omlhub/oml/contexts/access/internal/domain"
+	"github.com/omlhub/oml/contexts/access/internal/postgres/dbsqlc"
+	"github.com/omlhub/oml/platform/ids"
+	"github.com/omlhub/oml/platform/pg"
+)
+
+// Repository implements app.Repository.
+type Repository struct {
+	db *pg.DB
+	q  *dbsqlc.Queries
+}
+
+var _ app.Repository = (*Repository)(nil)
+
+// New returns a repository on db.
+func New(db *pg.DB) *Repository { return &Repository{db: db, q: dbsqlc.New()} }
+
+func (r *Repository) conn(ctx context.Context) dbsqlc.DBTX { return r.db.Conn(ctx) }
+
+// translate maps driver errors to the app's sentinels.
+func translate(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case pg.IsNoRows(err):
+		return app.ErrNotFound
+	case pg.IsUniqueViolation(err, ""):
+		return fmt.Errorf("%w: %v", app.ErrConflict, err)
+	}
+	return err
+}
+
+// TenantCreate inserts a tenant.
+func (r *Repository) TenantCreate(ctx context.Context, id, name string) error {
+	return translate(r.q.TenantInsert(ctx, r.conn(ctx), dbsqlc.TenantInsertParams{ID: id, Name: name}))
+}
+
+// EpochGet reads the tenant's permission epoch.
+func (r *Repository) EpochGet(ctx context.Context, tenant string) (int64, error) {
+	e, err := r.q.TenantEpoch(ctx, r.conn(ctx), tenant)
+	return e, translate(err)
+}
+
+// EpochBump advances the tenant's permission epoch.
+func (r *Repository) EpochBump(ctx context.Context, tenant string) (int64, error) {
+	e, err := r.q.TenantEpochBump(ctx, r.conn(ctx), tenant)
+	return e, translate(err)
+}
+
+// PrincipalEnsure returns the named principal, creating it if needed.
+func (r *Repository) PrincipalEnsure(ctx context.Context, tenant, name string) (app.Principal, error) {
+	row, err := r.q.PrincipalUpsert(ctx, r.conn(ctx), dbsqlc.PrincipalUpsertParams{TenantID: tenant, ID: newPrincipalID(), Name: name})
+	return app.Principal{ID: row.ID, Name: row.Name}, translate(err)
+}
+
+// KeyCreate stores a key's selector and verifier (never its token).
+func (r *Repository) KeyCreate(ctx context.Context, tenant string, k app.Key, selector, verifier []byte, createdBy string) error {
+	return translate(r.q.KeyInsert(ctx, r.conn(ctx), dbsqlc.KeyInsertParams{
+		TenantID: tenant, ID: k.ID, PrincipalID: k.Principal.ID, Role: string(k.Role),
+		Selector: selector, Verifier: verifier, CreatedBy: &createdBy, CreatedAt: k.CreatedAt,
+	}))
+}
+
+// KeyBySelector finds the key a token names.
+func (r *Repository) KeyBySelector(ctx context.Context, selector []byte) (app.KeyAuth, error) {
+	row, err := r.q.KeyBySelector(ctx, r.conn(ctx), selector)
+	if err != nil {
+		return app.KeyAuth{}, translate(err)
+	}
+	return app.KeyAuth{
+		TenantID: row.TenantID,
+		Key: app.Key{
+			ID: row.ID, Role: domain.Role(row.Role), RevokedAt: row.RevokedAt,
+			Principal: app.Principal{ID: row.PrincipalID, Name: row.Principal},
+		},
+		Verifier:  row.Verifier,
+		RevokedAt: row.RevokedAt,
+	}, nil
+}
+
+// KeyGet loads one key of the tenant.
+func (r *Repository) KeyGet(ctx context.Context, tenant, id string) (app.Key, error) {
+	row, err := r.q.KeyByID(ctx, r.conn(ctx), dbsqlc.KeyByIDParams{TenantID: tenant, ID: id})
+	if err != nil {
+		return app.Key{}, translate(err)
+	}
+	return keyFromRow(dbsqlc.KeysListRow(row)), nil
+}
+
+// KeyList lists the tenant's keys.
+func (r *Repository) KeyList(ctx context.Context, tenant string) ([]app.Key, error) {
+	rows, err := r.q.KeysList(ctx, r.conn(ctx), tenant)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]app.Key, len(rows))
+	for i, row := range rows {
+		out[i] = keyFromRow(row)
+	}
+	return out, nil
+}
+
+func keyFromRow(row dbsqlc.KeysListRow) app.Key {
+	return app.Key{
+		ID: row.ID, Role: domain.Role(row.Role), CreatedAt: row.CreatedAt, RevokedAt: row.RevokedAt,
+		Principal: app.Principal{ID: row.PrincipalID, Name: row.Principal},
+	}
+}
+
+// KeyRevoke marks a live key revoked; false if it already was.
+func (r *Repository) KeyRevoke(ctx context.Context, tenant, id string, at time.Time) (bool, error) {
+	n, err := r.q.KeyRevoke(ctx, r.conn(ctx), dbsqlc.KeyRevokeParams{TenantID: tenant, ID: id, RevokedAt: &at})
+	return n == 1, translate(err)
+}
+
+// WorkareaCreate inserts a node.
+func (r *Repository) WorkareaCreate(ctx context.Context, tenant string, w domain.Workarea) error {
+	crew, err := crewJSON(w.Crew)
+	if err != nil {
+		return err
+	}
+	var parent *string
+	if w.ParentID != "" {
+		parent = &w.ParentID
+	}
+	return translate(r.q.WorkareaInsert(ctx, r.conn(ctx), dbsqlc.WorkareaInsertParams{
+		TenantID: tenant, ID: w.ID, ParentID: parent, Name: w.Name, Path: w.Path, IDPath: w.IDPath,
+		Status: string(w.Status), Crew: crew, CreatedAt: w.CreatedAt,
+	}))
+}
+
+// WorkareaGet loads a node by id.
+func (r *Repository) WorkareaGet(ctx context.Context, tenant, id string) (domain.Workarea, error) {
+	row, err := r.q.WorkareaByID(ctx, r.conn(ctx), dbsqlc.WorkareaByIDParams{TenantID: tenant, ID: id})
+	if err != nil {
+		return domain.Workarea{}, translate(err)
+	}
+	return workareaFromRow(row)
+}
+
+// WorkareaByPath loads a node by its human path.
+func (r *Repository) WorkareaByPath(ctx context.Context, tenant, path string) (domain.Workarea, error) {
+	row, err := r.q.WorkareaByPath(ctx, r.conn(ctx), dbsqlc.WorkareaByPathParams{TenantID: tenant, Path: path})
+	if err != nil {
+		return domain.Workarea{}, translate(err)
+	}
+	return workareaFromRow(row)
+}
+
+// WorkareaChildren lists a node's immediate children by name.
+func (r *Repository) WorkareaChildren(ctx context.Context, tenant, id string) ([]domain.Workarea, error) {
+	rows, err := r.q.WorkareaChildren(ctx, r.conn(ctx), dbsqlc.WorkareaChildrenParams{TenantID: tenant, ParentID: &id})
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]domain.Workarea, len(rows))
+	for i, row := range rows {
+		if out[i], err = workareaFromRow(row); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// WorkareaUpdate locks the row, applies fn and writes it back.
+func (r *Repository) WorkareaUpdate(ctx context.Context, tenant, id string, fn func(*domain.Workarea) error) (domain.Workarea, error) {
+	var out domain.Workarea
+	err := r.db.InTx(ctx, func(ctx context.Context) error {
+		row, err := r.q.WorkareaByIDForUpdate(ctx, r.conn(ctx), dbsqlc.WorkareaByIDForUpdateParams{TenantID: tenant, ID: id})
+		if err != nil {
+			return translate(err)
+		}
+		w, err := workareaFromRow(row)
+		if err != nil {
+			return err
+		}
+		if err := fn(&w); err != nil {
+			return err
+		}
+		crew, err := crewJSON(w.Crew)
+		if err != nil {
+			return err
+		}
+		err = r.q.WorkareaUpdate(ctx, r.conn(ctx), dbsqlc.WorkareaUpdateParams{
+			TenantID: tenant, ID: id, Status: string(w.Status), Crew: crew, UpdatedAt: w.UpdatedAt,
+		})
+		out = w
+		return translate(err)
+	})
+	return out, err
+}
+
+func workareaFromRow(row dbsqlc.AccessWorkarea) (domain.Workarea, error) {
+	w := domain.Workarea{
+		ID: row.ID, Name: row.Name, Path: row.Path, IDPath: row.IDPath,
+		Status: domain.Status(row.Status), CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
+	}
+	if row.ParentID != nil {
+		w.ParentID = *row.ParentID
+	}
+	if len(row.Crew) > 0 && string(row.Crew) != "null" {
+		w.Crew = new(domain.Crew)
+		if err := json.Unmarshal(row.Crew, w.Crew); err != nil {
+			return w, fmt.Errorf("decode crew of %s: %w", row.ID, err)
+		}
+	}
+	return w, nil
+}
+
+func crewJSON(c *domain.Crew) ([]byte, error) {
+	if c == nil {
+		return nil, nil
+	}
+	return json.Marshal(c)
+}
+
+// GrantCreate inserts a grant unless an identical live one exists.
+func (r *Repository) GrantCreate(ctx context.Context, tenant string, g app.Grant, createdBy string) (string, bool, error) {
+	scope, effect := g.Scope.String(), string(g.Effect)
+	id, err := r.q.GrantInsert(ctx, r.conn(ctx), dbsqlc.GrantInsertParams{
+		TenantID: tenant, ID: g.ID, KeyID: g.KeyID, WorkareaID: g.WorkareaID,
+		Scope: scope, Effect: effect, CreatedBy: &createdBy, CreatedAt: g.CreatedAt,
+	})
+	if err == nil {
+		return id, true, nil
+	}
+	if !pg.IsNoRows(err) {
+		return "", false, translate(err)
+	}
+	// ON CONFLICT DO NOTHING: the identical live grant is committed by now.
+	id, err = r.q.GrantLive(ctx, r.conn(ctx), dbsqlc.GrantLiveParams{
+		TenantID: tenant, KeyID: g.KeyID, WorkareaID: g.WorkareaID, Scope: scope, Effect: effect,
+	})
+	return id, false, translate(err)
+}
+
+// GrantGet loads a grant, removed or not.
+func (r *Repository) GrantGet(ctx context.Context, tenant, id string) (app.Grant, error) {
+	row, err := r.q.GrantByID(ctx, r.conn(ctx), dbsqlc.GrantByIDParams{TenantID: tenant, ID: id})
+	if err != nil {
+		return app.Grant{}, translate(err)
+	}
+	scope, _ := domain.ParseScope(row.Scope)
+	return app.Grant{
+		ID: row.ID, KeyID: row.KeyID, WorkareaID: row.WorkareaID, Scope: scope,
+		Effect: domain.Effect(row.Effect), CreatedAt: row.CreatedAt, RemovedAt: row.RemovedAt,
+	}, nil
+}
+
+// GrantRemove marks a live grant removed; false if it was not live.
+func (r *Repository) GrantRemove(ctx context.Context, tenant, id, by string, at time.Time) (bool, error) {
+	n, err := r.q.GrantRemove(ctx, r.conn(ctx), dbsqlc.GrantRemoveParams{TenantID: tenant, ID: id, RemovedAt: &at, RemovedBy: &by})
+	return n == 1, translate(err)
+}
+
+// GrantsForKey lists a key's live grants with their nodes' id paths.
+func (r *Repository) GrantsForKey(ctx context.Context, tenant, keyID string) ([]domain.GrantAt, error) {
+	rows, err := r.q.GrantsForKey(ctx, r.conn(ctx), dbsqlc.GrantsForKeyParams{TenantID: tenant, KeyID: keyID})
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]domain.GrantAt, len(rows))
+	for i, row := range rows {
+		scope, _ := domain.ParseScope(row.Scope)
+		out[i] = domain.GrantAt{ID: row.ID, WorkareaID: row.WorkareaID, IDPath: row.IDPath, Scope: scope, Effect: domain.Effect(row.Effect)}
+	}
+	return out, nil
+}
+
+func newPrincipalID() string { return ids.New(ids.Principal) }

@@ -1,0 +1,218 @@
+// Package config parses OML's typed configuration from OML_* environment
+// variables, once, with defaults and validation. Secrets are masked whenever
+// the configuration is logged.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the whole server configuration. The variable names are a
+// contract (DESIGN.md, Configuration).
+type Config struct {
+	DatabaseURL     string        // OML_DATABASE_URL
+	Listen          string        // OML_LISTEN
+	PublicURL       string        // OML_PUBLIC_URL
+	AllowedOrigins  []string      // OML_ALLOWED_ORIGINS: extra browser origins accepted on /mcp
+	BlobStore       string        // OML_BLOB_STORE
+	SigningKeyFile  string        // OML_SIGNING_KEY_FILE
+	MasterKeyFile   string        // OML_MASTER_KEY_FILE
+	Replicas        int           // OML_REPLICAS
+	MaxBodyBytes    int64         // OML_MAX_BODY_BYTES: bound on JSON request bodies
+	DBMaxConns      int32         // OML_DB_MAX_CONNS
+	ShutdownTimeout time.Duration // OML_SHUTDOWN_TIMEOUT
+	LogLevel        slog.Level    // OML_LOG_LEVEL: debug, info, warn, error
+	LogFormat       string        // OML_LOG_FORMAT: text or json
+
+	EmbeddingsURL    string // OML_EMBEDDINGS_URL
+	EmbeddingsModel  string // OML_EMBEDDINGS_MODEL
+	EmbeddingsDim    int    // OML_EMBEDDINGS_DIM
+	EmbeddingsAPIKey string // OML_EMBEDDINGS_API_KEY
+}
+
+// Defaults.
+const (
+	DefaultListen       = "127.0.0.1:8080"
+	DefaultMaxBodyBytes = 1 << 20
+	DefaultDBMaxConns   = 20
+)
+
+// Load reads the configuration through getenv (os.Getenv in main, a map in
+// tests). It validates what is present; [Config.RequireServe] checks what
+// `serve` additionally needs.
+func Load(getenv func(string) string) (Config, error) {
+	c := Config{
+		DatabaseURL:      getenv("OML_DATABASE_URL"),
+		Listen:           or(getenv("OML_LISTEN"), DefaultListen),
+		BlobStore:        getenv("OML_BLOB_STORE"),
+		SigningKeyFile:   getenv("OML_SIGNING_KEY_FILE"),
+		MasterKeyFile:    getenv("OML_MASTER_KEY_FILE"),
+		LogFormat:        or(getenv("OML_LOG_FORMAT"), "text"),
+		EmbeddingsURL:    getenv("OML_EMBEDDINGS_URL"),
+		EmbeddingsModel:  getenv("OML_EMBEDDINGS_MODEL"),
+		EmbeddingsAPIKey: getenv("OML_EMBEDDINGS_API_KEY"),
+	}
+	var problems []error
+	bad := func(name, format string, args ...any) {
+		problems = append(problems, fmt.Errorf("%s: "+format, append([]any{name}, args...)...))
+	}
+
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		bad("OML_LISTEN", "want host:port, got %q", c.Listen)
+	}
+	c.PublicURL = strings.TrimRight(or(getenv("OML_PUBLIC_URL"), "http://"+c.Listen), "/")
+	if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("OML_PUBLIC_URL", "want an absolute http(s) URL, got %q", c.PublicURL)
+	}
+	for _, o := range strings.Split(getenv("OML_ALLOWED_ORIGINS"), ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.AllowedOrigins = append(c.AllowedOrigins, strings.TrimRight(o, "/"))
+		}
+	}
+	if c.DatabaseURL != "" {
+		if _, err := url.Parse(c.DatabaseURL); err != nil && !strings.Contains(c.DatabaseURL, "=") {
+			bad("OML_DATABASE_URL", "not a connection string")
+		}
+	}
+	c.Replicas = intOr(getenv, "OML_REPLICAS", 1, bad)
+	if c.Replicas < 1 {
+		bad("OML_REPLICAS", "must be ≥ 1, got %d", c.Replicas)
+	}
+	c.MaxBodyBytes = int64(intOr(getenv, "OML_MAX_BODY_BYTES", DefaultMaxBodyBytes, bad))
+	if c.MaxBodyBytes < 1024 {
+		bad("OML_MAX_BODY_BYTES", "must be ≥ 1024, got %d", c.MaxBodyBytes)
+	}
+	c.DBMaxConns = int32(intOr(getenv, "OML_DB_MAX_CONNS", DefaultDBMaxConns, bad))
+	if c.DBMaxConns < 2 {
+		bad("OML_DB_MAX_CONNS", "must be ≥ 2, got %d", c.DBMaxConns)
+	}
+	c.ShutdownTimeout = 15 * time.Second
+	if v := getenv("OML_SHUTDOWN_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			bad("OML_SHUTDOWN_TIMEOUT", "want a positive duration such as 15s, got %q", v)
+		}
+		c.ShutdownTimeout = d
+	}
+	if v := getenv("OML_LOG_LEVEL"); v != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+			bad("OML_LOG_LEVEL", "want debug, info, warn or error, got %q", v)
+		}
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		bad("OML_LOG_FORMAT", "want text or json, got %q", c.LogFormat)
+	}
+	if c.BlobStore != "" && !strings.HasPrefix(c.BlobStore, "file://") && !strings.HasPrefix(c.BlobStore, "s3://") {
+		bad("OML_BLOB_STORE", "want file:///abs/dir or s3://bucket?endpoint=…, got %q", c.BlobStore)
+	}
+	c.EmbeddingsDim = intOr(getenv, "OML_EMBEDDINGS_DIM", 0, bad)
+	if c.EmbeddingsURL != "" && (c.EmbeddingsModel == "" || c.EmbeddingsDim <= 0) {
+		bad("OML_EMBEDDINGS_URL", "set OML_EMBEDDINGS_MODEL and a positive OML_EMBEDDINGS_DIM with it")
+	}
+	return c, errors.Join(problems...)
+}
+
+// RequireDatabase checks that a database URL is configured.
+func (c Config) RequireDatabase() error {
+	if c.DatabaseURL == "" {
+		return errors.New("OML_DATABASE_URL is not set: give the Postgres connection string (make run sets it)")
+	}
+	return nil
+}
+
+// RequireServe checks everything `oml-server serve` needs.
+func (c Config) RequireServe() error {
+	var problems []error
+	if err := c.RequireDatabase(); err != nil {
+		problems = append(problems, err)
+	}
+	if c.SigningKeyFile == "" {
+		problems = append(problems, errors.New("OML_SIGNING_KEY_FILE is not set: run `oml-server keygen --dir DIR` and source its output"))
+	}
+	if c.MasterKeyFile == "" {
+		problems = append(problems, errors.New("OML_MASTER_KEY_FILE is not set: run `oml-server keygen --dir DIR` and source its output"))
+	}
+	return errors.Join(problems...)
+}
+
+// LogValue masks secrets: the database password and the embeddings API key.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("database_url", MaskURL(c.DatabaseURL)),
+		slog.String("listen", c.Listen),
+		slog.String("public_url", c.PublicURL),
+		slog.Any("allowed_origins", c.AllowedOrigins),
+		slog.String("blob_store", MaskURL(c.BlobStore)),
+		slog.String("signing_key_file", c.SigningKeyFile),
+		slog.String("master_key_file", c.MasterKeyFile),
+		slog.Int("replicas", c.Replicas),
+		slog.Int64("max_body_bytes", c.MaxBodyBytes),
+		slog.Int("db_max_conns", int(c.DBMaxConns)),
+		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
+		slog.String("embeddings_url", c.EmbeddingsURL),
+		slog.String("embeddings_model", c.EmbeddingsModel),
+		slog.Int("embeddings_dim", c.EmbeddingsDim),
+		slog.String("embeddings_api_key", mask(c.EmbeddingsAPIKey)),
+	)
+}
+
+// MaskURL hides the password of a URL (and of key=value DSNs).
+func MaskURL(s string) string {
+	if s == "" {
+		return ""
+	}
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+		q := u.Query()
+		for _, k := range []string{"password", "secret", "secret_key"} {
+			if q.Has(k) {
+				q.Set(k, "xxxxx")
+			}
+		}
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	fields := strings.Fields(s)
+	for i, f := range fields {
+		if strings.HasPrefix(f, "password=") {
+			fields[i] = "password=xxxxx"
+		}
+	}
+	return strings.Join(fields, " ")
+}
+
+func mask(secret string) string {
+	if secret == "" {
+		return ""
+	}
+	return "xxxxx"
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func intOr(getenv func(string) string, name string, def int, bad func(string, string, ...any)) int {
+	v := getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		bad(name, "want an integer, got %q", v)
+		return def
+	}
+	return n
+}

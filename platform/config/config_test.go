@@ -1,0 +1,73 @@
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestLoadDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != DefaultListen || c.PublicURL != "http://"+DefaultListen || c.Replicas != 1 || c.MaxBodyBytes != DefaultMaxBodyBytes {
+		t.Fatalf("defaults: %+v", c)
+	}
+	if err := c.RequireServe(); err == nil {
+		t.Fatal("RequireServe accepted an empty configuration")
+	}
+}
+
+func TestLoadRejectsBadValues(t *testing.T) {
+	t.Parallel()
+	cases := map[string]map[string]string{
+		"listen":     {"OML_LISTEN": "8080"},
+		"replicas":   {"OML_REPLICAS": "zero"},
+		"replicas0":  {"OML_REPLICAS": "0"},
+		"public url": {"OML_PUBLIC_URL": "ftp://x"},
+		"blob store": {"OML_BLOB_STORE": "/tmp/x"},
+		"log level":  {"OML_LOG_LEVEL": "loud"},
+		"shutdown":   {"OML_SHUTDOWN_TIMEOUT": "-1s"},
+		"embeddings": {"OML_EMBEDDINGS_URL": "http://x"},
+	}
+	for name, m := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := Load(env(m)); err == nil {
+				t.Fatalf("Load(%v) accepted", m)
+			}
+		})
+	}
+}
+
+func TestSecretsMasked(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(map[string]string{
+		"OML_DATABASE_URL":       "postgres://oml:hunter2@127.0.0.1:5432/oml",
+		"OML_EMBEDDINGS_URL":     "http://emb",
+		"OML_EMBEDDINGS_MODEL":   "m",
+		"OML_EMBEDDINGS_DIM":     "8",
+		"OML_EMBEDDINGS_API_KEY": "sk-secret",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	slog.New(slog.NewTextHandler(&b, nil)).Info("config", "config", c)
+	out := b.String()
+	for _, secret := range []string{"hunter2", "sk-secret"} {
+		if strings.Contains(out, secret) {
+			t.Fatalf("log leaks %q: %s", secret, out)
+		}
+	}
+	if got := MaskURL("host=x password=hunter2 user=u"); strings.Contains(got, "hunter2") {
+		t.Fatal(fmt.Sprint("DSN leaks: ", got))
+	}
+}

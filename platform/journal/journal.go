@@ -1,0 +1,234 @@
+// Package journal appends OML's per-tenant, hash-chained event journal (D1)
+// in the caller's transaction and verifies the chain.
+//
+// Each event's hash is SHA-256(prev_hash ‖ canonical JSON of the event's
+// fields); seq is gap-free per tenant. Appends serialise on the tenant's head
+// row: the UPDATE … RETURNING that advances seq also yields the previous hash
+// from the row version it locked, so concurrent writers never fork the chain.
+package journal
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/omlhub/oml/platform/canonjson"
+	"github.com/omlhub/oml/platform/ids"
+	"github.com/omlhub/oml/platform/internal/dbsqlc"
+	"github.com/omlhub/oml/platform/pg"
+)
+
+// Event is what a context records. Subject names what changed (ids);
+// Payload carries the details. Both must encode as JSON objects.
+type Event struct {
+	Type     string
+	Actor    string // key id, or "system"
+	Workarea string // optional workarea id
+	Subject  map[string]any
+	Payload  any
+}
+
+// Appended is where an event landed.
+type Appended struct {
+	Seq  int64
+	ID   string
+	At   time.Time
+	Hash []byte
+}
+
+// Journal appends and verifies.
+type Journal struct {
+	db    *pg.DB
+	q     *dbsqlc.Queries
+	clock func() time.Time
+}
+
+// New returns a journal on db. clock may be nil (time.Now).
+func New(db *pg.DB, clock func() time.Time) *Journal {
+	if clock == nil {
+		clock = time.Now
+	}
+	return &Journal{db: db, q: dbsqlc.New(), clock: clock}
+}
+
+var genesis = make([]byte, sha256.Size)
+
+// Append records e for tenant in the transaction carried by ctx.
+func (j *Journal) Append(ctx context.Context, tenant string, e Event) (Appended, error) {
+	if err := pg.InTxRequired(ctx); err != nil {
+		return Appended{}, err
+	}
+	conn := j.db.Conn(ctx)
+	head, err := j.q.JournalHeadAdvance(ctx, conn, tenant)
+	if pg.IsNoRows(err) {
+		if err := j.q.JournalHeadInit(ctx, conn, dbsqlc.JournalHeadInitParams{TenantID: tenant, Hash: genesis}); err != nil {
+			return Appended{}, fmt.Errorf("journal: init head: %w", err)
+		}
+		head, err = j.q.JournalHeadAdvance(ctx, conn, tenant)
+	}
+	if err != nil {
+		return Appended{}, fmt.Errorf("journal: advance head: %w", err)
+	}
+	rec := record{
+		TenantID: tenant,
+		Seq:      head.Seq,
+		EventID:  ids.New(ids.Event),
+		Type:     e.Type,
+		// Postgres keeps microseconds; hash what will be read back.
+		At:       j.clock().UTC().Truncate(time.Microsecond),
+		Actor:    e.Actor,
+		Workarea: e.Workarea,
+	}
+	if rec.Subject, err = object(e.Subject); err != nil {
+		return Appended{}, fmt.Errorf("journal: subject: %w", err)
+	}
+	if rec.Payload, err = object(e.Payload); err != nil {
+		return Appended{}, fmt.Errorf("journal: payload: %w", err)
+	}
+	hash, err := rec.hash(head.Hash)
+	if err != nil {
+		return Appended{}, err
+	}
+	var workarea *string
+	if e.Workarea != "" {
+		workarea = &rec.Workarea
+	}
+	err = j.q.JournalEventInsert(ctx, conn, dbsqlc.JournalEventInsertParams{
+		TenantID: tenant, Seq: rec.Seq, EventID: rec.EventID, EventType: rec.Type, At: rec.At,
+		Actor: rec.Actor, WorkareaID: workarea, Subject: rec.Subject, Payload: rec.Payload,
+		PrevHash: head.Hash, Hash: hash,
+	})
+	if err != nil {
+		return Appended{}, fmt.Errorf("journal: insert event: %w", err)
+	}
+	return Appended{Seq: rec.Seq, ID: rec.EventID, At: rec.At, Hash: hash}, nil
+}
+
+// record is the hashed form of an event. Subject and Payload are canonical
+// JSON, so the hash does not depend on how jsonb re-renders them.
+type record struct {
+	TenantID string          `json:"tenant_id"`
+	Seq      int64           `json:"seq"`
+	EventID  string          `json:"event_id"`
+	Type     string          `json:"event_type"`
+	At       time.Time       `json:"at"`
+	Actor    string          `json:"actor"`
+	Workarea string          `json:"workarea_id"`
+	Subject  json.RawMessage `json:"subject"`
+	Payload  json.RawMessage `json:"payload"`
+}
+
+func (r record) hash(prev []byte) ([]byte, error) {
+	body, err := canonjson.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("journal: encode event: %w", err)
+	}
+	h := sha256.New()
+	h.Write(prev)
+	h.Write(body)
+	return h.Sum(nil), nil
+}
+
+// object encodes v canonically and insists on a JSON object (nil → {}).
+func object(v any) (json.RawMessage, error) {
+	if v == nil {
+		return json.RawMessage(`{}`), nil
+	}
+	b, err := canonjson.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) == 0 || b[0] != '{' {
+		return nil, fmt.Errorf("want a JSON object, got %.40s", b)
+	}
+	return b, nil
+}
+
+// Report is the outcome of [Journal.Verify].
+type Report struct {
+	Events  int64  `json:"events"`
+	HeadSeq int64  `json:"head_seq"`
+	OK      bool   `json:"ok"`
+	BadSeq  int64  `json:"bad_seq,omitempty"`
+	BadID   string `json:"bad_event_id,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Verify recomputes tenant's chain from the first event and reports the
+// first event whose seq, link or hash does not hold.
+func (j *Journal) Verify(ctx context.Context, tenant string) (Report, error) {
+	conn := j.db.Conn(ctx)
+	var rep Report
+	head, err := j.q.JournalHead(ctx, conn, tenant)
+	if err != nil && !pg.IsNoRows(err) {
+		return rep, fmt.Errorf("journal: read head: %w", err)
+	}
+	rep.HeadSeq = head.Seq
+	prev, want := genesis, int64(1)
+	const page = 1000
+	for {
+		rows, err := j.q.JournalEventsAfter(ctx, conn, dbsqlc.JournalEventsAfterParams{TenantID: tenant, Seq: want - 1, Limit: page})
+		if err != nil {
+			return rep, fmt.Errorf("journal: read events: %w", err)
+		}
+		for _, row := range rows {
+			bad := func(reason string, args ...any) (Report, error) {
+				rep.BadSeq, rep.BadID, rep.Reason = row.Seq, row.EventID, fmt.Sprintf(reason, args...)
+				return rep, nil
+			}
+			if row.Seq != want {
+				return bad("seq gap: expected %d, found %d", want, row.Seq)
+			}
+			if !bytes.Equal(row.PrevHash, prev) {
+				return bad("prev_hash %s does not link to the hash of seq %d (%s)", short(row.PrevHash), want-1, short(prev))
+			}
+			rec := record{
+				TenantID: row.TenantID, Seq: row.Seq, EventID: row.EventID, Type: row.EventType,
+				At: row.At.UTC(), Actor: row.Actor,
+			}
+			if row.WorkareaID != nil {
+				rec.Workarea = *row.WorkareaID
+			}
+			if rec.Subject, err = canonjson.Canonicalize(row.Subject); err != nil {
+				return bad("subject is not JSON: %v", err)
+			}
+			if rec.Payload, err = canonjson.Canonicalize(row.Payload); err != nil {
+				return bad("payload is not JSON: %v", err)
+			}
+			sum, err := rec.hash(prev)
+			if err != nil {
+				return rep, err
+			}
+			if !bytes.Equal(sum, row.Hash) {
+				return bad("hash mismatch: stored %s, recomputed %s (the event was altered)", short(row.Hash), short(sum))
+			}
+			prev, want = row.Hash, want+1
+			rep.Events++
+		}
+		if len(rows) < page {
+			break
+		}
+	}
+	if rep.Events != rep.HeadSeq {
+		rep.BadSeq, rep.Reason = want, fmt.Sprintf("head is at seq %d but the chain ends at %d", rep.HeadSeq, rep.Events)
+		return rep, nil
+	}
+	if rep.Events > 0 && !bytes.Equal(head.Hash, prev) {
+		rep.BadSeq, rep.Reason = rep.HeadSeq, "head hash does not match the last event"
+		return rep, nil
+	}
+	rep.OK = true
+	return rep, nil
+}
+
+func short(b []byte) string {
+	s := hex.EncodeToString(b)
+	if len(s) > 12 {
+		return s[:12] + "…"
+	}
+	return s
+}

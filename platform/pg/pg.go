@@ -1,0 +1,148 @@
+// Package pg owns the Postgres connection pool and the unit of work: a
+// transaction carried in a context.Context, so that several bounded contexts
+// commit together without pgx types in their ports.
+package pg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+)
+
+// Querier is what sqlc-generated code runs on: a pool or a transaction.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// DB is the process's pool plus the unit-of-work helpers.
+type DB struct {
+	Pool *pgxpool.Pool
+}
+
+// Options tune [Open].
+type Options struct {
+	MaxConns        int32
+	ApplicationName string
+}
+
+// Open connects a pool and checks the server answers. pgvector's types are
+// registered on every new connection once the extension exists.
+func Open(ctx context.Context, url string, opts Options) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	if opts.ApplicationName != "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = opts.ApplicationName
+	}
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		var present bool
+		if err := conn.QueryRow(ctx, "SELECT to_regtype('vector') IS NOT NULL").Scan(&present); err != nil {
+			return fmt.Errorf("look up vector type: %w", err)
+		}
+		if !present {
+			// Before the first migration the extension does not exist yet;
+			// `migrate` runs on a fresh pool afterwards.
+			return nil
+		}
+		return pgxvec.RegisterTypes(ctx, conn)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open pool: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to postgres at %s: %w", cfg.ConnConfig.Host, err)
+	}
+	return &DB{Pool: pool}, nil
+}
+
+// Close closes the pool.
+func (db *DB) Close() { db.Pool.Close() }
+
+type txKey struct{}
+
+// Conn returns the transaction carried by ctx, or the pool.
+func (db *DB) Conn(ctx context.Context) Querier {
+	if tx, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
+		return tx
+	}
+	return db.Pool
+}
+
+// InTx runs fn in a transaction carried by the context fn receives. A
+// nested call joins the outer transaction. The outermost call retries fn
+// (up to three times) when Postgres reports a serialization failure or a
+// deadlock, so fn must keep no state across attempts.
+func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if _, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
+		return fn(ctx)
+	}
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		err = db.runTx(ctx, fn)
+		if !retryable(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// InTxRequired reports whether ctx carries a transaction; helpers that must
+// write in the caller's transaction (journal, idempotency) refuse otherwise.
+func InTxRequired(ctx context.Context) error {
+	if _, ok := ctx.Value(txKey{}).(pgx.Tx); !ok {
+		return errors.New("pg: called outside a unit of work (use DB.InTx)")
+	}
+	return nil
+}
+
+func (db *DB) runTx(ctx context.Context, fn func(ctx context.Context) error) (err error) {
+	tx, err := db.Pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			// Roll back even when ctx is cancelled, or the connection
+			// would go back to the pool mid-transaction.
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	if err := fn(context.WithValue(ctx, txKey{}, tx)); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}
+
+// IsUniqueViolation reports whether err is a unique violation, optionally of
+// the named constraint.
+func IsUniqueViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && (constraint == "" || pgErr.ConstraintName == constraint)
+}
+
+// IsNoRows reports whether err is pgx's no-rows error.
+func IsNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }

@@ -1,0 +1,147 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/omlhub/oml/platform/buildinfo"
+	"github.com/omlhub/oml/platform/errs"
+)
+
+// R1Message is the refusal for a tool that is not in the catalog. The MCP
+// surface has no promote, sign, demote, delete or admin verb: absent, not
+// refused (R1).
+const R1Message = "Unknown tool: %s. This surface carries no promote, sign, demote, delete or admin verb (R1); see tools/list for the complete catalog."
+
+const instructions = "OML is a governed shared memory. What you write is held until an identity " +
+	"that did not write it ratifies it; recall returns promoted memory only, steering first. " +
+	"Call oml_workarea_info before writing to see your effective verbs."
+
+// Tools is the MCP tool catalog.
+type Tools struct {
+	server *mcp.Server
+	names  map[string]bool
+	log    *slog.Logger
+}
+
+// ToolSpec describes a tool.
+type ToolSpec struct {
+	Name        string
+	Title       string
+	Description string
+	ReadOnly    bool
+	Idempotent  bool
+}
+
+func newTools(name string, log *slog.Logger) *Tools {
+	t := &Tools{
+		server: mcp.NewServer(&mcp.Implementation{Name: name, Title: "OML", Version: buildinfo.Read().Version},
+			&mcp.ServerOptions{Instructions: instructions}),
+		names: map[string]bool{},
+		log:   log,
+	}
+	t.server.AddReceivingMiddleware(t.refuseUnknownTools)
+	Add(t, ToolSpec{
+		Name: "version", Title: "Server version",
+		Description: "Report the server version, for a connectivity check.",
+		ReadOnly:    true, Idempotent: true,
+	}, func(context.Context, struct{}) (buildinfo.Info, error) { return buildinfo.Read(), nil })
+	return t
+}
+
+// handler serves MCP over streamable HTTP in stateless JSON mode: no
+// Mcp-Session-Id is issued (one sent is ignored), each POST is one request
+// answered with application/json, and there is no SSE stream.
+func (t *Tools) handler() http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return t.server },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, PropagateRequestCancellation: true})
+}
+
+func (t *Tools) refuseUnknownTools(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" {
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && !t.names[p.Name] {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(R1Message, p.Name)}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// Add registers a typed tool. Its input and output JSON schemas are derived
+// from In and Out; arguments are decoded strictly (unknown fields and wrong
+// types are request.validation refusals). A returned error becomes an
+// isError result whose structured content is {"error": {code, rule,
+// message, retryable}}.
+func Add[In, Out any](t *Tools, spec ToolSpec, fn func(ctx context.Context, in In) (Out, error)) {
+	inSchema, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: input schema: %v", spec.Name, err))
+	}
+	outSchema, err := jsonschema.For[Out](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: output schema: %v", spec.Name, err))
+	}
+	tool := &mcp.Tool{
+		Name:         spec.Name,
+		Title:        spec.Title,
+		Description:  spec.Description,
+		InputSchema:  inSchema,
+		OutputSchema: outSchema,
+		Annotations: &mcp.ToolAnnotations{
+			Title:          spec.Title,
+			ReadOnlyHint:   spec.ReadOnly,
+			IdempotentHint: spec.Idempotent,
+			OpenWorldHint:  new(bool),
+		},
+	}
+	t.server.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in In
+		args := []byte(req.Params.Arguments)
+		if len(args) == 0 || string(args) == "null" {
+			args = []byte("{}")
+		}
+		if err := DecodeJSON(args, &in); err != nil {
+			return t.errorResult(ctx, spec.Name, err), nil
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			return t.errorResult(ctx, spec.Name, err), nil
+		}
+		body, err := json.Marshal(out)
+		if err != nil {
+			return t.errorResult(ctx, spec.Name, fmt.Errorf("encode %s result: %w", spec.Name, err)), nil
+		}
+		return &mcp.CallToolResult{
+			StructuredContent: json.RawMessage(body),
+			Content:           []mcp.Content{&mcp.TextContent{Text: string(body)}},
+		}, nil
+	})
+	t.names[spec.Name] = true
+}
+
+// ErrorResult is the MCP form of a typed refusal.
+func ErrorResult(err error) *mcp.CallToolResult {
+	body, _ := json.Marshal(errs.Envelope{Error: errs.From(err).Public()})
+	return &mcp.CallToolResult{
+		IsError:           true,
+		StructuredContent: json.RawMessage(body),
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(body)}},
+	}
+}
+
+func (t *Tools) errorResult(ctx context.Context, tool string, err error) *mcp.CallToolResult {
+	e := errs.From(err)
+	noteError(ctx, e)
+	if e.Code == errs.Internal {
+		t.log.ErrorContext(ctx, "tool failed", "tool", tool, "request_id", RequestID(ctx), "error", e.Error())
+	}
+	return ErrorResult(e)
+}

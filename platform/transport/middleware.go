@@ -1,0 +1,219 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/omlhub/oml/platform/auth"
+	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/ids"
+)
+
+// Authenticator resolves a bearer token to its caller. The access context
+// implements it; cmd/oml-server wires it in.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (auth.Caller, error)
+}
+
+// reqInfo is what a request's handlers leave for its access log line.
+type reqInfo struct {
+	id    string
+	keyID string
+	err   *errs.Error
+}
+
+type reqInfoKey struct{}
+
+func info(ctx context.Context) *reqInfo {
+	ri, _ := ctx.Value(reqInfoKey{}).(*reqInfo)
+	return ri
+}
+
+func noteError(ctx context.Context, e *errs.Error) {
+	if ri := info(ctx); ri != nil {
+		ri.err = e
+	}
+}
+
+// RequestID returns the request id carried by ctx.
+func RequestID(ctx context.Context) string {
+	if ri := info(ctx); ri != nil {
+		return ri.id
+	}
+	return ""
+}
+
+var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+
+// statusWriter records the status and size of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// observe assigns a request id, recovers panics and writes one access log
+// line per request.
+func observe(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			ri := &reqInfo{id: r.Header.Get("X-Request-Id")}
+			if !clientRequestID.MatchString(ri.id) {
+				ri.id = ids.New(ids.Request)
+			}
+			w.Header().Set("X-Request-Id", ri.id)
+			sw := &statusWriter{ResponseWriter: w}
+			r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri))
+			defer func() {
+				if p := recover(); p != nil {
+					if p == http.ErrAbortHandler {
+						panic(p)
+					}
+					log.ErrorContext(r.Context(), "panic", "request_id", ri.id, "panic", p, "stack", string(debug.Stack()))
+					if sw.status == 0 {
+						Error(sw, r, errs.Wrap(nil, "panic"))
+					}
+				}
+				level := slog.LevelInfo
+				if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+					level = slog.LevelDebug
+				}
+				attrs := []slog.Attr{
+					slog.String("request_id", ri.id),
+					slog.String("method", r.Method),
+					slog.String("path", r.URL.Path),
+					slog.Int("status", sw.status),
+					slog.Int64("bytes", sw.bytes),
+					slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+				}
+				if ri.keyID != "" {
+					attrs = append(attrs, slog.String("key_id", ri.keyID))
+				}
+				if ri.err != nil {
+					attrs = append(attrs, slog.String("error_code", string(ri.err.Code)))
+					if ri.err.Code == errs.Internal {
+						level = slog.LevelError
+						attrs = append(attrs, slog.String("error", ri.err.Error()))
+					}
+				}
+				log.LogAttrs(r.Context(), level, "request", attrs...)
+			}()
+			next.ServeHTTP(sw, r)
+		})
+	}
+}
+
+// limitBody bounds request bodies: a declared length over the limit is
+// refused at once, anything else is cut off while it is read.
+func limitBody(limit int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ContentLength > limit {
+				Error(w, r, bodyTooLarge(limit))
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// bufferBody reads a bounded body into memory before the next handler,
+// so that handlers we do not own (the MCP SDK) never see an oversized one
+// and the refusal stays typed.
+func bufferBody(limit int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ContentLength > limit {
+				Error(w, r, bodyTooLarge(limit))
+				return
+			}
+			body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+			if err != nil {
+				Error(w, r, errs.Invalid("could not read the request body: %v", err))
+				return
+			}
+			if int64(len(body)) > limit {
+				Error(w, r, bodyTooLarge(limit))
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// authenticate resolves the bearer key before any dispatch; no route
+// behind it is reachable anonymously.
+func authenticate(a Authenticator) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			token, ok := bearer(r.Header.Get("Authorization"))
+			if !ok {
+				Error(w, r, errs.New(errs.AuthMissing, "every call presents a bearer key; there is no anonymous call",
+					"send Authorization: Bearer <key>"))
+				return
+			}
+			caller, err := a.Authenticate(r.Context(), token)
+			if err != nil {
+				Error(w, r, err)
+				return
+			}
+			if ri := info(r.Context()); ri != nil {
+				ri.keyID = caller.KeyID
+			}
+			next.ServeHTTP(w, r.WithContext(auth.With(r.Context(), caller)))
+		})
+	}
+}
+
+func bearer(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// checkOrigin refuses browser requests from origins other than the
+// configured ones (DNS-rebinding defence). Requests without an Origin
+// header (non-browser clients) pass.
+func checkOrigin(allowed map[string]bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if o := r.Header.Get("Origin"); o != "" && !allowed[strings.TrimRight(o, "/")] {
+				Error(w, r, errs.New(errs.Denied, "Origin validation on /mcp (DNS-rebinding defence)",
+					"origin %q is not allowed; set OML_PUBLIC_URL or OML_ALLOWED_ORIGINS", o))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}

@@ -1,0 +1,120 @@
+// Package transport is the shared HTTP and MCP adapter layer: the chi
+// router, bearer-key authentication, the Origin check on /mcp, bounded
+// bodies, typed error responses, request ids and access logs, and the MCP
+// server in stateless JSON mode. Contexts register their routes and tools
+// here; the transport holds no business rule.
+package transport
+
+import (
+	"context"
+	_ "embed"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/omlhub/oml/platform/buildinfo"
+	"github.com/omlhub/oml/platform/errs"
+)
+
+//go:embed guide.md
+var guideTemplate string
+
+// Module is what a bounded context contributes to the surface.
+type Module interface {
+	// Routes registers HTTP routes; r is mounted at /v1 behind auth.
+	Routes(r chi.Router)
+	// Tools registers MCP tools.
+	Tools(t *Tools)
+}
+
+// Options configure [New].
+type Options struct {
+	Logger         *slog.Logger
+	Authenticator  Authenticator
+	MaxBodyBytes   int64
+	PublicURL      string
+	AllowedOrigins []string
+	// Ready reports whether the server can take traffic (/readyz).
+	Ready func(ctx context.Context) error
+	Name  string
+}
+
+// GuidePath is where the agent guide is served (whoami reports it).
+const GuidePath = "/v1/guide"
+
+// New builds the whole HTTP surface.
+func New(opts Options, modules ...Module) http.Handler {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	tools := newTools(opts.Name, log)
+	for _, m := range modules {
+		m.Tools(tools)
+	}
+
+	r := chi.NewRouter()
+	r.Use(observe(log))
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		Error(w, r, errs.New(errs.RouteNotFound, "HTTP API routes (docs/API.md)", "no route %s %s", r.Method, r.URL.Path))
+	})
+	r.MethodNotAllowed(methodNotAllowed)
+
+	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		if opts.Ready != nil {
+			if err := opts.Ready(r.Context()); err != nil {
+				Error(w, r, err)
+				return
+			}
+		}
+		WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+
+	r.Route("/mcp", func(r chi.Router) {
+		r.Use(checkOrigin(allowedOrigins(opts.PublicURL, opts.AllowedOrigins)))
+		r.With(authenticate(opts.Authenticator), bufferBody(opts.MaxBodyBytes)).Post("/", tools.handler().ServeHTTP)
+		r.HandleFunc("/", methodNotAllowed)
+	})
+
+	guide := []byte(strings.ReplaceAll(guideTemplate, "{{URL}}", opts.PublicURL))
+	r.Route("/v1", func(r chi.Router) {
+		r.Use(authenticate(opts.Authenticator), limitBody(opts.MaxBodyBytes))
+		r.Get("/version", func(w http.ResponseWriter, r *http.Request) {
+			WriteJSON(w, http.StatusOK, buildinfo.Read())
+		})
+		r.Get("/guide", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+			_, _ = w.Write(guide)
+		})
+		for _, m := range modules {
+			m.Routes(r)
+		}
+	})
+	return r
+}
+
+func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/mcp" {
+		// Stateless MCP: no server-initiated stream, no session to delete.
+		w.Header().Set("Allow", "POST")
+	}
+	Error(w, r, errs.New(errs.MethodNotAllowed, "HTTP API routes (docs/API.md); /mcp takes POST only (stateless, no SSE)",
+		"method %s is not allowed on %s", r.Method, r.URL.Path))
+}
+
+func allowedOrigins(publicURL string, extra []string) map[string]bool {
+	m := map[string]bool{}
+	if u, err := url.Parse(publicURL); err == nil && u.Host != "" {
+		m[u.Scheme+"://"+u.Host] = true
+	}
+	for _, o := range extra {
+		m[o] = true
+	}
+	return m
+}

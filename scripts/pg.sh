@@ -1,0 +1,403 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# Private PostgreSQL 15 cluster with pgvector and ltree for development and tests.
+#
+#   scripts/pg.sh start|stop|status|url
+#
+# State lives under var/pg/ (data, socket dir, log, generated password). The
+# server listens on 127.0.0.1:${OML_PG_PORT:-55432} and on a unix socket in
+# var/pg/run only. When OML_TEST_DATABASE_URL is set nothing is started: the
+# given server is only checked (start), printed (url) or left alone (stop).
+set -euo pipefail
+
+LOG_PREFIX=pg
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+PG_MAJOR=15
+PGBIN=/usr/lib/postgresql/$PG_MAJOR/bin
+PG_CONFIG=$PGBIN/pg_config
+PORT=${OML_PG_PORT:-55432}
+PGVAR=$ROOT/var/pg
+DATA=$PGVAR/data
+SOCKDIR=$PGVAR/run
+LOGFILE=$PGVAR/postgres.log
+PWFILE=$PGVAR/password
+BUILD=$ROOT/var/build
+SUPERUSER=oml
+DBNAME=oml
+
+# Where pgvector's source comes from on Debian 12, which has no binary package:
+# the next release (trixie) ships pgvector 0.8.x, which builds fine against 15.
+SRC_MIRROR=http://deb.debian.org/debian
+SRC_SUITE=trixie
+# bookworm's debian-archive-keyring already carries the trixie archive keys
+# (debian-archive-trixie-*.gpg), so the trixie Release file verifies normally.
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+
+[[ $PORT =~ ^[0-9]+$ ]] || die "OML_PG_PORT must be a number, got '$PORT'"
+
+usage() {
+	echo "usage: $0 start|stop|status|url" >&2
+	exit 2
+}
+
+# ---------------------------------------------------------------- external server
+
+psql_bin() {
+	if command -v psql >/dev/null 2>&1; then command -v psql; else echo "$PGBIN/psql"; fi
+}
+
+ext_psql() {
+	PGOPTIONS='-c client_min_messages=warning' \
+		"$(psql_bin)" "$OML_TEST_DATABASE_URL" -X -q -At -v ON_ERROR_STOP=1 -c "$1"
+}
+
+external_start() {
+	local shown out missing
+	shown=$(redact_url "$OML_TEST_DATABASE_URL")
+	if ! out=$(ext_psql 'select 1' 2>&1); then
+		die "OML_TEST_DATABASE_URL ($shown) is not reachable: $out"
+	fi
+	missing=$(ext_psql "select coalesce(string_agg(e, ', '), '')
+		from unnest(array['vector','ltree']) e
+		where e not in (select name from pg_available_extensions)")
+	if [[ -n $missing ]]; then
+		die "OML_TEST_DATABASE_URL ($shown) cannot CREATE EXTENSION $missing: not available on that server (install pgvector / postgresql-contrib there)"
+	fi
+	say "using external database $shown (vector and ltree available)"
+}
+
+# ---------------------------------------------------------------- extensions
+
+pkg_installed() {
+	# shellcheck disable=SC2016 # ${Status} is a dpkg-query format, not a shell expansion
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+apt_install() {
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"
+}
+
+ensure_build_deps() {
+	local log=$1 p missing=()
+	for p in "postgresql-server-dev-$PG_MAJOR" dpkg-dev build-essential; do
+		pkg_installed "$p" || missing+=("$p")
+	done
+	((${#missing[@]} == 0)) && return 0
+	say "installing build dependencies: ${missing[*]}"
+	if ! apt_install "${missing[@]}" >>"$log" 2>&1; then
+		# Stale package lists are the usual cause; refresh only when needed.
+		say "apt-get install failed; running apt-get update and retrying"
+		as_root apt-get update -q >>"$log" 2>&1 || true
+		if ! apt_install "${missing[@]}" >>"$log" 2>&1; then
+			tail -n 30 "$log" >&2
+			die "could not install ${missing[*]} (log: $log)"
+		fi
+	fi
+}
+
+# Fetch Debian's pgvector source package through a private apt configuration
+# (own sources list, lists and cache under var/build/apt) so /etc/apt and the
+# system's package lists are never touched, then build and install it.
+build_pgvector() {
+	local log=$BUILD/pgvector-build.log apt=$BUILD/apt src=$BUILD/pgvector
+	local signed="" out dir dsc
+	command -v apt-get >/dev/null 2>&1 ||
+		die "pgvector is missing and this is not an apt-based system; install pgvector for PostgreSQL $PG_MAJOR by hand"
+	mkdir -p "$BUILD"
+	: >"$log"
+	ensure_build_deps "$log"
+
+	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/etc/sources.list.d" "$apt/etc/preferences.d"
+	[[ -f $KEYRING ]] && signed="[signed-by=$KEYRING] "
+	printf 'deb-src %s%s %s main\n' "$signed" "$SRC_MIRROR" "$SRC_SUITE" >"$apt/etc/sources.list"
+	local aptopts=(
+		-o "Dir::Etc::SourceList=$apt/etc/sources.list"
+		-o "Dir::Etc::SourceParts=$apt/etc/sources.list.d"
+		-o "Dir::Etc::Preferences=$apt/etc/preferences"
+		-o "Dir::Etc::PreferencesParts=$apt/etc/preferences.d"
+		-o "Dir::State::Lists=$apt/lists"
+		-o "Dir::Cache=$apt/cache"
+		-o "Acquire::Languages=none"
+	)
+	local insecure=()
+
+	say "fetching $SRC_SUITE source index from $SRC_MIRROR (private apt state in $apt)"
+	if ! out=$(apt-get "${aptopts[@]}" update 2>&1); then
+		printf '%s\n' "$out" >>"$log"
+		if grep -qE 'NO_PUBKEY|EXPKEYSIG|KEYEXPIRED|is not signed|GPG error|signatures were invalid' <<<"$out"; then
+			# Last resort only: the archive keyring on this machine cannot verify
+			# the $SRC_SUITE Release file (e.g. a keyring older than that
+			# release). We still get the source, but without authentication.
+			warn "cannot verify the $SRC_SUITE archive signature with $KEYRING"
+			warn "downloading the pgvector source UNAUTHENTICATED (--allow-unauthenticated); update debian-archive-keyring to avoid this"
+			aptopts+=(-o Acquire::AllowInsecureRepositories=true)
+			insecure=(--allow-unauthenticated)
+			if ! out=$(apt-get "${aptopts[@]}" update 2>&1); then
+				printf '%s\n' "$out" >>"$log"
+				die "apt-get update for $SRC_SUITE sources failed even unauthenticated (log: $log)"
+			fi
+		else
+			tail -n 20 <<<"$out" >&2
+			die "apt-get update for $SRC_SUITE sources failed (network? log: $log)"
+		fi
+	fi
+	printf '%s\n' "$out" >>"$log"
+
+	rm -rf "$src"
+	mkdir -p "$src"
+	# apt fetches as the unprivileged _apt user when run as root; let it write here.
+	if is_root && id _apt >/dev/null 2>&1; then chown _apt "$src"; fi
+	say "downloading and unpacking the pgvector source package"
+	if ! (cd "$src" && apt-get "${aptopts[@]}" "${insecure[@]}" source pgvector) >>"$log" 2>&1; then
+		tail -n 20 "$log" >&2
+		die "apt-get source pgvector failed (log: $log)"
+	fi
+	dsc=$(find "$src" -maxdepth 1 -name 'pgvector_*.dsc' -print -quit)
+	dir=$(find "$src" -mindepth 1 -maxdepth 1 -type d -name 'pgvector-*' -print -quit)
+	[[ -n $dir ]] || die "no unpacked pgvector source under $src (log: $log)"
+
+	say "building $(basename "${dsc:-$dir}") against PostgreSQL $PG_MAJOR"
+	if ! make -C "$dir" -j"$(nproc)" PG_CONFIG="$PG_CONFIG" >>"$log" 2>&1; then
+		tail -n 30 "$log" >&2
+		die "pgvector build failed (log: $log)"
+	fi
+	if ! as_root make -C "$dir" install PG_CONFIG="$PG_CONFIG" >>"$log" 2>&1; then
+		tail -n 30 "$log" >&2
+		die "pgvector install failed (log: $log)"
+	fi
+}
+
+ensure_extensions_installed() {
+	local extdir
+	extdir="$("$PG_CONFIG" --sharedir)/extension"
+	[[ -f $extdir/ltree.control ]] ||
+		die "ltree is missing ($extdir/ltree.control); it ships with postgresql-$PG_MAJOR on Debian (postgresql-contrib elsewhere) — reinstall that package"
+	[[ -f $extdir/vector.control ]] && return 0
+
+	say "pgvector is not installed for PostgreSQL $PG_MAJOR"
+	# Ubuntu and the PGDG repository have a binary package; Debian 12 does not.
+	if command -v apt-get >/dev/null 2>&1 &&
+		apt_install "postgresql-$PG_MAJOR-pgvector" >/dev/null 2>&1; then
+		say "installed postgresql-$PG_MAJOR-pgvector from apt"
+	else
+		say "no postgresql-$PG_MAJOR-pgvector package available; building from Debian's source package"
+		build_pgvector
+	fi
+	[[ -f $extdir/vector.control ]] || die "pgvector install finished but $extdir/vector.control is missing"
+	say "pgvector $(sed -nE "s/^default_version *= *'([^']*)'.*/\1/p" "$extdir/vector.control") installed"
+}
+
+# ---------------------------------------------------------------- cluster
+
+# The OS user that owns and runs the cluster. Postgres refuses to run as root,
+# so root uses the distribution's 'postgres' user (or a private system user).
+resolve_pg_user() {
+	local create=$1
+	if ! is_root; then
+		PGUSER_OS=$(id -un)
+	elif [[ -d $DATA ]]; then
+		PGUSER_OS=$(stat -c %U "$DATA") # keep whoever initialised it
+	elif id postgres >/dev/null 2>&1; then
+		PGUSER_OS=postgres
+	else
+		PGUSER_OS=omlpg
+		if ! id omlpg >/dev/null 2>&1 && [[ $create == create ]]; then
+			say "creating system user omlpg to run postgres"
+			useradd --system --user-group --no-create-home --home-dir "$PGVAR" --shell /usr/sbin/nologin omlpg
+		fi
+	fi
+	[[ $PGUSER_OS != root ]] || die "$DATA is owned by root; postgres cannot run as root — delete $PGVAR and start again"
+}
+
+# Run a command as the cluster's OS user (from a directory it can read).
+as_pg() {
+	if is_root; then
+		(cd "$PGVAR" && runuser -u "$PGUSER_OS" -- "$@")
+	else
+		"$@"
+	fi
+}
+
+is_running() {
+	[[ -f $DATA/PG_VERSION ]] || return 1
+	resolve_pg_user nocreate
+	id "$PGUSER_OS" >/dev/null 2>&1 || return 1
+	as_pg "$PGBIN/pg_ctl" status -D "$DATA" >/dev/null 2>&1
+}
+
+# Port of the running server (line 4 of postmaster.pid), else the configured one.
+live_port() {
+	local p=""
+	if is_running; then p=$(sed -n 4p "$DATA/postmaster.pid" 2>/dev/null || true); fi
+	echo "${p:-$PORT}"
+}
+
+prepare_dirs() {
+	mkdir -p "$PGVAR" "$SOCKDIR"
+	if is_root && [[ $(stat -c %U "$PGVAR") != "$PGUSER_OS" || $(stat -c %U "$SOCKDIR") != "$PGUSER_OS" ]]; then
+		chown -R "$PGUSER_OS": "$PGVAR"
+	fi
+	chmod 0700 "$PGVAR" "$SOCKDIR"
+	as_pg test -x "$PGVAR" -a -w "$PGVAR" ||
+		die "user $PGUSER_OS cannot reach $PGVAR (a parent directory is not searchable by it); move the checkout or chmod o+x its parent directories"
+	# Unix socket paths are limited to 107 bytes.
+	((${#SOCKDIR} + 20 < 108)) || die "socket path $SOCKDIR is too long for a unix socket; use a shorter checkout path"
+}
+
+ensure_password() {
+	if [[ ! -s $PWFILE ]]; then
+		[[ -f $DATA/PG_VERSION ]] &&
+			die "cluster exists in $DATA but $PWFILE is gone, so its password is unknown; delete $PGVAR (stop the server first) to start over"
+		rand_hex 16 | write_secret "$PWFILE"
+	fi
+	if is_root; then chown "$PGUSER_OS": "$PWFILE"; fi
+	chmod 0600 "$PWFILE"
+}
+
+init_cluster() {
+	[[ -f $DATA/PG_VERSION ]] && return 0
+	if [[ -d $DATA ]] && [[ -n $(ls -A "$DATA") ]]; then
+		die "$DATA exists but holds no cluster (no PG_VERSION); remove it and start again"
+	fi
+	say "initialising cluster in $DATA (superuser $SUPERUSER)"
+	if ! as_pg "$PGBIN/initdb" -D "$DATA" -U "$SUPERUSER" --pwfile="$PWFILE" \
+		--auth-local=scram-sha-256 --auth-host=scram-sha-256 \
+		-E UTF8 --locale=C >"$PGVAR/initdb.log" 2>&1; then
+		tail -n 30 "$PGVAR/initdb.log" >&2
+		die "initdb failed (log: $PGVAR/initdb.log)"
+	fi
+	# Our settings live in oml.conf, rewritten on each start; postgresql.conf stays stock.
+	printf "\ninclude_if_exists = 'oml.conf'\n" >>"$DATA/postgresql.conf"
+}
+
+write_conf() {
+	local conf=$DATA/oml.conf
+	cat >"$conf" <<EOF
+# Written by scripts/pg.sh on every start; edits here are overwritten.
+listen_addresses = '127.0.0.1'
+port = $PORT
+unix_socket_directories = '${SOCKDIR//\'/\'\'}'
+max_connections = 200
+shared_buffers = 256MB
+# fsync stays on, so the cluster survives crashes. synchronous_commit = off
+# may lose the last few hundred ms of commits on an OS crash, never corrupts;
+# fine for a dev/test cluster and much faster for many small transactions.
+synchronous_commit = off
+# pgvector 0.8.0 has a bug in parallel HNSW index builds: build serially.
+max_parallel_maintenance_workers = 0
+EOF
+	if is_root; then chown "$PGUSER_OS": "$conf"; fi
+	grep -q "^include_if_exists = 'oml.conf'" "$DATA/postgresql.conf" ||
+		printf "\ninclude_if_exists = 'oml.conf'\n" >>"$DATA/postgresql.conf"
+}
+
+local_psql() {
+	local port=$1 db=$2
+	shift 2
+	PGPASSWORD=$(<"$PWFILE") PGOPTIONS='-c client_min_messages=warning' \
+		"$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 \
+		-h "$SOCKDIR" -p "$port" -U "$SUPERUSER" -d "$db" "$@"
+}
+
+# Extensions go into template1 so every database created later (the tests
+# create one per run) has them, and into 'oml', which may predate them.
+setup_databases() {
+	local port=$1 ext="CREATE EXTENSION IF NOT EXISTS vector; CREATE EXTENSION IF NOT EXISTS ltree;"
+	local_psql "$port" template1 -c "$ext" >/dev/null
+	if [[ -z $(local_psql "$port" template1 -c "SELECT 1 FROM pg_database WHERE datname = '$DBNAME'") ]]; then
+		say "creating database $DBNAME"
+		local_psql "$port" template1 -c "CREATE DATABASE $DBNAME" >/dev/null
+	fi
+	local_psql "$port" "$DBNAME" -c "$ext" >/dev/null
+}
+
+local_start() {
+	[[ -x $PGBIN/initdb ]] || die "PostgreSQL $PG_MAJOR server not found in $PGBIN (apt-get install postgresql-$PG_MAJOR)"
+	ensure_extensions_installed
+	resolve_pg_user create
+	prepare_dirs
+	ensure_password
+	init_cluster
+
+	local port out
+	if is_running; then
+		port=$(live_port)
+		[[ $port == "$PORT" ]] || warn "already running on port $port, not $PORT; stop and start to change it"
+		say "already running on 127.0.0.1:$port (data $DATA)"
+	else
+		write_conf
+		rotate_log "$LOGFILE"
+		say "starting postgres on 127.0.0.1:$PORT"
+		local logsize=0 reason
+		[[ -f $LOGFILE ]] && logsize=$(stat -c %s "$LOGFILE")
+		# 9>&- : the postmaster must not inherit our lock file descriptor.
+		if ! out=$(as_pg "$PGBIN/pg_ctl" start -D "$DATA" -w -t 60 -l "$LOGFILE" 2>&1 9>&-); then
+			reason=""
+			if [[ -f $LOGFILE ]]; then
+				echo "---- last 30 lines of $LOGFILE ----" >&2
+				tail -n 30 "$LOGFILE" >&2
+				# The most telling line is the first FATAL/PANIC of this attempt.
+				reason=$(tail -c +"$((logsize + 1))" "$LOGFILE" | grep -m1 -E 'FATAL|PANIC' | sed -E 's/^.*(FATAL|PANIC): *//' || true)
+			fi
+			die "postgres did not start: ${reason:-$(tail -n 1 <<<"$out")} (log: $LOGFILE)"
+		fi
+		port=$PORT
+	fi
+	setup_databases "$port"
+	say "running on 127.0.0.1:$port; databases template1 and $DBNAME have vector and ltree"
+}
+
+local_stop() {
+	if is_running; then
+		as_pg "$PGBIN/pg_ctl" stop -D "$DATA" -m fast -w -t 60 >/dev/null
+		say "stopped"
+	else
+		say "not running"
+	fi
+}
+
+# ---------------------------------------------------------------- main
+
+main() {
+	[[ $# -eq 1 ]] || usage
+	local external=${OML_TEST_DATABASE_URL:-}
+	case $1 in
+	start)
+		if [[ -n $external ]]; then external_start; else
+			lock pg
+			local_start
+		fi
+		;;
+	stop)
+		if [[ -n $external ]]; then
+			say "OML_TEST_DATABASE_URL is set; nothing of ours to stop"
+		else
+			lock pg
+			local_stop
+		fi
+		;;
+	status)
+		if [[ -n $external ]]; then
+			if ext_psql 'select 1' >/dev/null 2>&1; then echo "running (external)"; else
+				echo "unreachable (external)"
+				exit 1
+			fi
+		elif is_running; then echo running; else
+			echo stopped
+			exit 1
+		fi
+		;;
+	url)
+		if [[ -n $external ]]; then
+			echo "$external"
+		else
+			[[ -s $PWFILE ]] || die "no cluster yet; run: $0 start"
+			echo "postgres://$SUPERUSER:$(<"$PWFILE")@127.0.0.1:$(live_port)/$DBNAME?sslmode=disable"
+		fi
+		;;
+	*) usage ;;
+	esac
+}
+
+main "$@"
