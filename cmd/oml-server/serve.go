@@ -29,6 +29,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		return fmt.Errorf("configuration: %w", err)
 	}
 	log := newLogger(cfg, stderr)
+	tuneGC(getenv)
 	if _, err := crypto.LoadSigningKey(cfg.SigningKeyFile); err != nil {
 		return fmt.Errorf("signing key: %w", err)
 	}

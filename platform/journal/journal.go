@@ -142,6 +142,9 @@ func object(v any) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	if string(b) == "null" { // a nil map or pointer
+		return json.RawMessage(`{}`), nil
+	}
 	if len(b) == 0 || b[0] != '{' {
 		return nil, fmt.Errorf("want a JSON object, got %.40s", b)
 	}

@@ -79,7 +79,6 @@ func New(opts Options, modules ...Module) http.Handler {
 	r.Route("/mcp", func(r chi.Router) {
 		r.Use(checkOrigin(allowedOrigins(opts.PublicURL, opts.AllowedOrigins)))
 		r.With(authenticate(opts.Authenticator), bufferBody(opts.MaxBodyBytes)).Post("/", tools.handler().ServeHTTP)
-		r.HandleFunc("/", methodNotAllowed)
 	})
 
 	guide := []byte(strings.ReplaceAll(guideTemplate, "{{URL}}", opts.PublicURL))

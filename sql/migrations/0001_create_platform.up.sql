@@ -40,7 +40,8 @@ CREATE TABLE platform.idempotency_records (
     idempotency_key text        NOT NULL,
     request_hash    bytea       NOT NULL,
     -- NULL only inside the claiming transaction; it commits with the write.
-    response        jsonb,
+    -- json, not jsonb: a replay returns the very bytes first sent.
+    response        json,
     created_at      timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (tenant_id, key_id, workarea, operation, idempotency_key)
 );

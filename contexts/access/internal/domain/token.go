@@ -44,7 +44,7 @@ func NewToken() (Token, error) {
 // its secret; ok is false when it is not a well-formed token.
 func ParseToken(s string) (selector, verifier []byte, ok bool) {
 	body, found := strings.CutPrefix(s, TokenPrefix)
-	if !found {
+	if !found || len(body) != crockford.EncodedLen(selectorLen+secretLen) {
 		return nil, nil, false
 	}
 	raw, err := crockford.DecodeString(body)

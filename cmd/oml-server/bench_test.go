@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/omlhub/oml/platform/config"
+	"github.com/omlhub/oml/platform/pg"
+	"github.com/omlhub/oml/platform/pgtest"
+)
+
+// benchEnv is one server on one pool, shared by every sub-benchmark so the
+// targets are measured in the same run, on the same pool.
+type benchEnv struct {
+	srv      *httptest.Server
+	key      string
+	workarea string
+}
+
+var (
+	benchOnce sync.Once
+	bench     *benchEnv
+	benchErr  error
+)
+
+func setupBench(b *testing.B) *benchEnv {
+	benchOnce.Do(func() { bench, benchErr = newBenchEnv(b) })
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	return bench
+}
+
+func newBenchEnv(b *testing.B) (*benchEnv, error) {
+	ctx := context.Background()
+	tuneGC(os.Getenv) // as serve does
+	url := pgtest.NewURL(b)
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"OML_DATABASE_URL": url}[k]
+	})
+	if err != nil {
+		return nil, err
+	}
+	db, err := pg.Open(ctx, url, pg.Options{MaxConns: cfg.DBMaxConns})
+	if err != nil {
+		return nil, err
+	}
+	// Access logs are formatted as in production, then discarded.
+	a, err := assemble(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return nil, err
+	}
+	boot, err := a.access.Bootstrap(ctx, "bench")
+	if err != nil {
+		return nil, err
+	}
+	// The baseline: a bare chi handler doing SELECT 1 on the same pool.
+	r := chi.NewRouter()
+	r.Get("/bench/select1", func(w http.ResponseWriter, r *http.Request) {
+		var one int
+		if err := db.Pool.QueryRow(r.Context(), "SELECT 1").Scan(&one); err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"one":1}`))
+	})
+	r.Mount("/", a.handler)
+	env := &benchEnv{srv: httptest.NewServer(r), key: boot.AdminKey}
+
+	// A realistic node: universe.procurement.metals-crew with a crew record
+	// and a child, read by a writer key whose grants sit two levels up.
+	for _, body := range []string{
+		`{"parent":"universe","name":"procurement"}`,
+		`{"parent":"universe.procurement","name":"metals-crew","status":"committed","crew":{"name":"metals-crew"}}`,
+		`{"parent":"universe.procurement.metals-crew","name":"q1-2027"}`,
+	} {
+		if err := env.call("POST", "/v1/workareas", body, nil); err != nil {
+			return nil, err
+		}
+	}
+	var issued struct {
+		KeyID string `json:"key_id"`
+		Token string `json:"token"`
+	}
+	if err := env.call("POST", "/v1/keys", `{"principal":"bench-writer","role":"writer"}`, &issued); err != nil {
+		return nil, err
+	}
+	for _, scope := range []string{"reader", "writer"} {
+		body := fmt.Sprintf(`{"key_id":%q,"workarea":"universe.procurement","scope":%q,"effect":"allow"}`, issued.KeyID, scope)
+		if err := env.call("POST", "/v1/grants", body, nil); err != nil {
+			return nil, err
+		}
+	}
+	env.key = issued.Token
+	var crew struct {
+		ID string `json:"id"`
+	}
+	if err := env.call("GET", "/v1/workareas/universe.procurement.metals-crew", "", &crew); err != nil {
+		return nil, err
+	}
+	env.workarea = crew.ID
+	return env, nil
+}
+
+func (e *benchEnv) call(method, path, body string, out any) error {
+	req, _ := http.NewRequest(method, e.srv.URL+path, bytes.NewBufferString(body))
+	req.Header.Set("Authorization", "Bearer "+e.key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b)
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
+
+// benchTargets are measured in this order at each concurrency.
+var benchTargets = []string{"select1", "http", "mcp"}
+
+// BenchmarkWorkareaInfo measures oml_workarea_info over MCP and
+// GET /v1/workareas/{id} over HTTP beside a bare SELECT 1 handler on the
+// same pool, at concurrency 1 and 32. The load comes from a separate
+// process (this test binary re-executed as a load generator), so client
+// goroutines do not share the server's scheduler. Run with a fixed count:
+//
+//	go test -run '^$' -bench WorkareaInfo -benchtime 3000x ./cmd/oml-server
+func BenchmarkWorkareaInfo(b *testing.B) {
+	e := setupBench(b)
+	for _, c := range []int{1, 32} {
+		for _, target := range benchTargets {
+			b.Run(fmt.Sprintf("target=%s/c=%d", target, c), func(b *testing.B) {
+				cmd := exec.Command(os.Args[0], "-test.run=^$")
+				cmd.Env = append(os.Environ(), "OML_BENCH_LOADGEN="+strconv.Itoa(c)+","+strconv.Itoa(b.N)+","+target+","+e.srv.URL+","+e.key+","+e.workarea)
+				cmd.Stderr = os.Stderr
+				b.ResetTimer()
+				out, err := cmd.Output()
+				b.StopTimer()
+				if err != nil {
+					b.Fatalf("load generator: %v", err)
+				}
+				var res loadResult
+				if err := json.Unmarshal(out, &res); err != nil {
+					b.Fatalf("load generator output %q: %v", out, err)
+				}
+				b.ReportMetric(res.RPS, "req/s")
+				b.ReportMetric(res.P50ms, "p50-ms")
+				b.ReportMetric(res.P99ms, "p99-ms")
+			})
+		}
+	}
+}

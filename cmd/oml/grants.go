@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+)
+
+// grantResult is the answer to POST /v1/grants.
+type grantResult struct {
+	GrantID         string `json:"grant_id"`
+	PermissionEpoch int64  `json:"permission_epoch"`
+	KeyID           string `json:"key_id"`
+	Workarea        string `json:"workarea"`
+	Scope           string `json:"scope"`
+	Effect          string `json:"effect"`
+	// Created is false when an identical grant already existed.
+	Created          bool  `json:"created"`
+	IdempotentReplay *bool `json:"idempotent_replay,omitempty"`
+}
+
+const grantVerbs = "add or remove"
+
+func (c *cli) grants(ctx context.Context, args []string) error {
+	verb, args, err := c.subcommand("grant", args, grantVerbs)
+	if err != nil {
+		return err
+	}
+	switch verb {
+	case "add":
+		return c.grantAdd(ctx, args)
+	case "remove":
+		return c.grantRemove(ctx, args)
+	}
+	return c.unknownSubcommand("grant", verb, grantVerbs)
+}
+
+func (c *cli) grantAdd(ctx context.Context, args []string) error {
+	fs := c.flags("grant add", "--key KEY_ID --workarea ID|PATH --scope SCOPE [flags]")
+	key := fs.String("key", "", "key id the grant applies to (required)")
+	workarea := fs.String("workarea", "", "workarea id or path; the grant covers its subtree (required)")
+	scope := fs.String("scope", "", "reader|writer|dreamer.propose|dreamer.review|admin (required)")
+	effect := fs.String("effect", "allow", "allow|deny (deny wins over allow, D7)")
+	idem := fs.String("idempotency-key", "", "replay-safe key for this write (D13)")
+	if _, err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *key == "" || *workarea == "" || *scope == "" {
+		return errors.New("grant add: --key, --workarea and --scope are required")
+	}
+	body := struct {
+		KeyID    string `json:"key_id"`
+		Workarea string `json:"workarea"`
+		Scope    string `json:"scope"`
+		Effect   string `json:"effect"`
+	}{*key, *workarea, *scope, *effect}
+	_, err := exchange(ctx, c, request{method: http.MethodPost, path: "/v1/grants", body: body, idempotencyKey: *idem},
+		func(w io.Writer, g grantResult) error {
+			what := "added"
+			if !g.Created {
+				what = "already present:"
+			}
+			_, err := fmt.Fprintf(w, "grant %s %s %s %s on %s for key %s; permission epoch %d%s\n",
+				what, g.GrantID, g.Effect, g.Scope, g.Workarea, g.KeyID, g.PermissionEpoch, replayNote(g.IdempotentReplay))
+			return err
+		})
+	return err
+}
+
+func (c *cli) grantRemove(ctx context.Context, args []string) error {
+	fs := c.flags("grant remove", "GRANT_ID")
+	pos, err := parse(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	type removed struct {
+		GrantID         string `json:"grant_id"`
+		PermissionEpoch int64  `json:"permission_epoch"`
+	}
+	_, err = exchange(ctx, c, request{method: http.MethodDelete, path: "/v1/grants/" + url.PathEscape(pos[0])},
+		func(w io.Writer, r removed) error {
+			_, err := fmt.Fprintf(w, "grant removed %s; permission epoch %d\n", r.GrantID, r.PermissionEpoch)
+			return err
+		})
+	return err
+}

@@ -1,0 +1,194 @@
+// Command oml is the admin and agent CLI of OML: it manages workareas, keys
+// and grants over the HTTP API, checks the journal, and calls MCP tools.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oml:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: oml [global flags] <command> [flags]
+
+global flags (before the command):
+  --url URL        server URL (env OML_URL, default http://127.0.0.1:8080)
+  --key KEY        API key (env OML_API_KEY)
+  --json           print the server's JSON instead of the human form
+  --timeout D      give up after D (default 30s)
+
+commands:
+  workarea create --parent ID|PATH --name NAME [--status S] [crew flags] [--idempotency-key K]
+                                    create a child workarea (admin)
+  workarea show ID|PATH             show a workarea, its children and your effective verbs
+  workarea set ID|PATH [--status S] [crew flags | --clear-crew]
+                                    change a workarea's status or crew (admin)
+      S is development|committed|validated; crew flags are
+      --crew-name X --crew-charter-uri Y --crew-external-manager Z
+  key issue --principal NAME --role reader|writer|dreamer|admin|operator
+                                    issue a key; its token is shown only once (admin)
+  key list                          list the tenant's keys (admin)
+  key revoke KEY_ID                 revoke a key (admin)
+  grant add --key KEY_ID --workarea ID|PATH --scope SCOPE [--effect allow|deny] [--idempotency-key K]
+                                    grant (or deny) SCOPE on a subtree (admin); SCOPE is
+                                    reader|writer|dreamer.propose|dreamer.review|admin
+  grant remove GRANT_ID             remove a grant (admin)
+  whoami                            show the key's principal, role, tenant and root workarea
+  tools                             list the MCP tools with their input schemas
+  call TOOL [JSON|-]                call one MCP tool with a JSON object of arguments
+                                    (- reads them from stdin)
+  admin journal verify              recompute the journal's hash chain; exit 1 if broken
+  version                           show this CLI's build and the server's
+  help                              show this text
+`
+
+// cli is what every command needs: the global flags and the streams.
+type cli struct {
+	url     string
+	key     string
+	json    bool
+	timeout time.Duration
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
+}
+
+// run is the only wiring point: everything it needs comes in as arguments.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	return runIO(ctx, args, getenv, os.Stdin, stdout, stderr)
+}
+
+// runIO is run with stdin made explicit, so tests can feed `call TOOL -`.
+func runIO(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
+	fs := flag.NewFlagSet("oml", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	fs.StringVar(&c.url, "url", envOr(getenv, "OML_URL", "http://127.0.0.1:8080"), "server URL")
+	fs.StringVar(&c.key, "key", getenv("OML_API_KEY"), "API key")
+	fs.BoolVar(&c.json, "json", false, "print raw JSON responses")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "overall timeout")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	err := c.dispatch(ctx, fs.Arg(0), fs.Args()[1:])
+	// A command's -h has printed its flags; asking for help is not a failure.
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+func (c *cli) dispatch(ctx context.Context, cmd string, args []string) error {
+	switch cmd {
+	case "workarea":
+		return c.workarea(ctx, args)
+	case "key":
+		return c.keys(ctx, args)
+	case "grant":
+		return c.grants(ctx, args)
+	case "whoami":
+		return c.whoami(ctx, args)
+	case "tools":
+		return c.tools(ctx, args)
+	case "call":
+		return c.call(ctx, args)
+	case "admin":
+		return c.admin(ctx, args)
+	case "version":
+		return c.version(ctx, args)
+	case "help", "-h", "--help":
+		fmt.Fprint(c.stdout, usage)
+		return nil
+	}
+	fmt.Fprint(c.stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
+
+// subcommand picks the verb of a command group ("workarea create" → create).
+func (c *cli) subcommand(group string, args []string, verbs string) (string, []string, error) {
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, usage)
+		return "", nil, fmt.Errorf("%s: missing subcommand (want %s)", group, verbs)
+	}
+	return args[0], args[1:], nil
+}
+
+// unknownSubcommand refuses a verb the group does not have.
+func (c *cli) unknownSubcommand(group, verb, verbs string) error {
+	fmt.Fprint(c.stderr, usage)
+	return fmt.Errorf("%s: unknown subcommand %q (want %s)", group, verb, verbs)
+}
+
+// flags returns a flag set for one subcommand whose -h prints synopsis.
+func (c *cli) flags(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(c.stderr, "usage: oml %s %s\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses fs's flags wherever they stand among args and returns the
+// positional arguments, so `oml workarea set ID --status committed` reads
+// as the usage shows it (the flag package alone stops at ID). "--" ends
+// the flags.
+func parse(fs *flag.FlagSet, args []string, want int) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	if want >= 0 && len(pos) != want {
+		fs.Usage()
+		return nil, fmt.Errorf("%s: want %d argument(s), got %d", fs.Name(), want, len(pos))
+	}
+	return pos, nil
+}
+
+func envOr(getenv func(string) string, name, def string) string {
+	if v := getenv(name); v != "" {
+		return v
+	}
+	return def
+}

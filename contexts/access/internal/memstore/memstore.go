@@ -1,0 +1,289 @@
+// Package memstore is an in-memory app.Repository for the access context's
+// application tests. It passes the same contract suite as the Postgres
+// adapter (repotest).
+package memstore
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/omlhub/oml/contexts/access/internal/app"
+	"github.com/omlhub/oml/contexts/access/internal/domain"
+	"github.com/omlhub/oml/platform/ids"
+)
+
+type keyRow struct {
+	tenant   string
+	key      app.Key
+	selector string
+	verifier []byte
+}
+
+type grantRow struct {
+	tenant string
+	grant  app.Grant
+}
+
+// Store implements app.Repository.
+type Store struct {
+	mu         sync.Mutex
+	tenants    map[string]string // id → name
+	epochs     map[string]int64
+	principals map[string]app.Principal // tenant+"/"+name
+	keys       map[string]*keyRow       // key id
+	workareas  map[string]domain.Workarea
+	wTenant    map[string]string // workarea id → tenant
+	grants     map[string]*grantRow
+}
+
+var _ app.Repository = (*Store)(nil)
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		tenants: map[string]string{}, epochs: map[string]int64{}, principals: map[string]app.Principal{},
+		keys: map[string]*keyRow{}, workareas: map[string]domain.Workarea{}, wTenant: map[string]string{},
+		grants: map[string]*grantRow{},
+	}
+}
+
+// TenantCreate inserts a tenant.
+func (s *Store) TenantCreate(_ context.Context, id, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range s.tenants {
+		if n == name {
+			return app.ErrConflict
+		}
+	}
+	s.tenants[id] = name
+	return nil
+}
+
+// EpochGet reads a tenant's epoch.
+func (s *Store) EpochGet(_ context.Context, tenant string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tenants[tenant]; !ok {
+		return 0, app.ErrNotFound
+	}
+	return s.epochs[tenant], nil
+}
+
+// EpochBump advances a tenant's epoch.
+func (s *Store) EpochBump(_ context.Context, tenant string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tenants[tenant]; !ok {
+		return 0, app.ErrNotFound
+	}
+	s.epochs[tenant]++
+	return s.epochs[tenant], nil
+}
+
+// PrincipalEnsure returns or creates a principal.
+func (s *Store) PrincipalEnsure(_ context.Context, tenant, name string) (app.Principal, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := tenant + "/" + name
+	if p, ok := s.principals[k]; ok {
+		return p, nil
+	}
+	p := app.Principal{ID: ids.New(ids.Principal), Name: name}
+	s.principals[k] = p
+	return p, nil
+}
+
+// KeyCreate stores a key.
+func (s *Store) KeyCreate(_ context.Context, tenant string, k app.Key, selector, verifier []byte, _ string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.keys {
+		if r.selector == string(selector) {
+			return app.ErrConflict
+		}
+	}
+	if _, ok := s.keys[k.ID]; ok {
+		return app.ErrConflict
+	}
+	s.keys[k.ID] = &keyRow{tenant: tenant, key: k, selector: string(selector), verifier: slices.Clone(verifier)}
+	return nil
+}
+
+// KeyBySelector finds a key by selector.
+func (s *Store) KeyBySelector(_ context.Context, selector []byte) (app.KeyAuth, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.keys {
+		if r.selector == string(selector) {
+			return app.KeyAuth{TenantID: r.tenant, Key: r.key, Verifier: r.verifier, RevokedAt: r.key.RevokedAt}, nil
+		}
+	}
+	return app.KeyAuth{}, app.ErrNotFound
+}
+
+// KeyGet loads a tenant's key.
+func (s *Store) KeyGet(_ context.Context, tenant, id string) (app.Key, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.keys[id]
+	if !ok || r.tenant != tenant {
+		return app.Key{}, app.ErrNotFound
+	}
+	return r.key, nil
+}
+
+// KeyList lists a tenant's keys by id.
+func (s *Store) KeyList(_ context.Context, tenant string) ([]app.Key, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []app.Key
+	for _, r := range s.keys {
+		if r.tenant == tenant {
+			out = append(out, r.key)
+		}
+	}
+	slices.SortFunc(out, func(a, b app.Key) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// KeyRevoke revokes a live key.
+func (s *Store) KeyRevoke(_ context.Context, tenant, id string, at time.Time) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.keys[id]
+	if !ok || r.tenant != tenant || r.key.RevokedAt != nil {
+		return false, nil
+	}
+	r.key.RevokedAt = &at
+	return true, nil
+}
+
+// WorkareaCreate inserts a node.
+func (s *Store) WorkareaCreate(_ context.Context, tenant string, w domain.Workarea) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tenants[tenant]; !ok {
+		return app.ErrNotFound
+	}
+	for id, o := range s.workareas {
+		if s.wTenant[id] == tenant && (o.Path == w.Path || (w.ParentID == "" && o.ParentID == "")) {
+			return app.ErrConflict
+		}
+	}
+	s.workareas[w.ID] = w
+	s.wTenant[w.ID] = tenant
+	return nil
+}
+
+// WorkareaGet loads a node.
+func (s *Store) WorkareaGet(_ context.Context, tenant, id string) (domain.Workarea, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.workareas[id]
+	if !ok || s.wTenant[id] != tenant {
+		return domain.Workarea{}, app.ErrNotFound
+	}
+	return w, nil
+}
+
+// WorkareaByPath loads a node by path.
+func (s *Store) WorkareaByPath(_ context.Context, tenant, path string) (domain.Workarea, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, w := range s.workareas {
+		if s.wTenant[id] == tenant && w.Path == path {
+			return w, nil
+		}
+	}
+	return domain.Workarea{}, app.ErrNotFound
+}
+
+// WorkareaChildren lists children by name.
+func (s *Store) WorkareaChildren(_ context.Context, tenant, id string) ([]domain.Workarea, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.Workarea
+	for cid, w := range s.workareas {
+		if s.wTenant[cid] == tenant && w.ParentID == id {
+			out = append(out, w)
+		}
+	}
+	slices.SortFunc(out, func(a, b domain.Workarea) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// WorkareaUpdate applies fn to a node.
+func (s *Store) WorkareaUpdate(_ context.Context, tenant, id string, fn func(*domain.Workarea) error) (domain.Workarea, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.workareas[id]
+	if !ok || s.wTenant[id] != tenant {
+		return domain.Workarea{}, app.ErrNotFound
+	}
+	if err := fn(&w); err != nil {
+		return domain.Workarea{}, err
+	}
+	s.workareas[id] = w
+	return w, nil
+}
+
+// GrantCreate inserts a grant unless an identical live one exists.
+func (s *Store) GrantCreate(_ context.Context, tenant string, g app.Grant, _ string) (string, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.grants {
+		o := r.grant
+		if r.tenant == tenant && o.RemovedAt == nil && o.KeyID == g.KeyID && o.WorkareaID == g.WorkareaID && o.Scope == g.Scope && o.Effect == g.Effect {
+			return o.ID, false, nil
+		}
+	}
+	if k, ok := s.keys[g.KeyID]; !ok || k.tenant != tenant {
+		return "", false, app.ErrNotFound
+	}
+	if s.wTenant[g.WorkareaID] != tenant {
+		return "", false, app.ErrNotFound
+	}
+	s.grants[g.ID] = &grantRow{tenant: tenant, grant: g}
+	return g.ID, true, nil
+}
+
+// GrantGet loads a grant.
+func (s *Store) GrantGet(_ context.Context, tenant, id string) (app.Grant, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.grants[id]
+	if !ok || r.tenant != tenant {
+		return app.Grant{}, app.ErrNotFound
+	}
+	return r.grant, nil
+}
+
+// GrantRemove removes a live grant.
+func (s *Store) GrantRemove(_ context.Context, tenant, id, _ string, at time.Time) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.grants[id]
+	if !ok || r.tenant != tenant || r.grant.RemovedAt != nil {
+		return false, nil
+	}
+	r.grant.RemovedAt = &at
+	return true, nil
+}
+
+// GrantsForKey lists a key's live grants with id paths.
+func (s *Store) GrantsForKey(_ context.Context, tenant, keyID string) ([]domain.GrantAt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.GrantAt
+	for _, r := range s.grants {
+		g := r.grant
+		if r.tenant == tenant && g.KeyID == keyID && g.RemovedAt == nil {
+			out = append(out, domain.GrantAt{ID: g.ID, WorkareaID: g.WorkareaID, IDPath: s.workareas[g.WorkareaID].IDPath, Scope: g.Scope, Effect: g.Effect})
+		}
+	}
+	return out, nil
+}

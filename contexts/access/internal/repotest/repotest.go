@@ -1,0 +1,243 @@
+// Package repotest is the contract suite every app.Repository passes: the
+// in-memory fake and the Postgres adapter run the same cases.
+package repotest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/omlhub/oml/contexts/access/internal/app"
+	"github.com/omlhub/oml/contexts/access/internal/domain"
+	"github.com/omlhub/oml/platform/ids"
+)
+
+// Run runs the suite; newRepo returns an empty repository for one test.
+func Run(t *testing.T, newRepo func(t *testing.T) app.Repository) {
+	t.Run("tenants", func(t *testing.T) { t.Parallel(); tenants(t, newRepo(t)) })
+	t.Run("keys", func(t *testing.T) { t.Parallel(); keys(t, newRepo(t)) })
+	t.Run("workareas", func(t *testing.T) { t.Parallel(); workareas(t, newRepo(t)) })
+	t.Run("grants", func(t *testing.T) { t.Parallel(); grants(t, newRepo(t)) })
+	t.Run("concurrent identical grants", func(t *testing.T) { t.Parallel(); concurrentGrants(t, newRepo(t)) })
+}
+
+var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// name derives a valid, unique tenant name from an id.
+func name(prefix, id string) string { return prefix + "-" + strings.ToLower(ids.Suffix(id)) }
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+type fixture struct {
+	tenant, other string
+	root, child   domain.Workarea
+	key           app.Key
+}
+
+func seed(t *testing.T, r app.Repository) fixture {
+	t.Helper()
+	ctx := context.Background()
+	f := fixture{tenant: ids.New(ids.Tenant), other: ids.New(ids.Tenant)}
+	must(t, r.TenantCreate(ctx, f.tenant, name("t", f.tenant)))
+	must(t, r.TenantCreate(ctx, f.other, name("o", f.other)))
+	f.root = domain.NewRoot(now)
+	must(t, r.WorkareaCreate(ctx, f.tenant, f.root))
+	var err error
+	f.child, err = domain.NewChild(f.root, "procurement", "", &domain.Crew{Name: "crew"}, now)
+	must(t, err)
+	must(t, r.WorkareaCreate(ctx, f.tenant, f.child))
+	p, err := r.PrincipalEnsure(ctx, f.tenant, "alice")
+	must(t, err)
+	f.key = app.Key{ID: ids.New(ids.Key), Principal: p, Role: domain.RoleWriter, CreatedAt: now}
+	tok, err := domain.NewToken()
+	must(t, err)
+	must(t, r.KeyCreate(ctx, f.tenant, f.key, tok.Selector, tok.Verifier, "test"))
+	return f
+}
+
+func tenants(t *testing.T, r app.Repository) {
+	ctx := context.Background()
+	id := ids.New(ids.Tenant)
+	must(t, r.TenantCreate(ctx, id, name("acme", id)))
+	if err := r.TenantCreate(ctx, ids.New(ids.Tenant), name("acme", id)); !errors.Is(err, app.ErrConflict) {
+		t.Fatalf("duplicate name: %v, want ErrConflict", err)
+	}
+	if e, err := r.EpochGet(ctx, id); err != nil || e != 0 {
+		t.Fatalf("epoch = %d, %v", e, err)
+	}
+	if e, err := r.EpochBump(ctx, id); err != nil || e != 1 {
+		t.Fatalf("bumped epoch = %d, %v", e, err)
+	}
+	a, err := r.PrincipalEnsure(ctx, id, "bob")
+	must(t, err)
+	b, err := r.PrincipalEnsure(ctx, id, "bob")
+	must(t, err)
+	if a.ID != b.ID || a.Name != "bob" {
+		t.Fatalf("principal not stable: %+v %+v", a, b)
+	}
+}
+
+func keys(t *testing.T, r app.Repository) {
+	ctx := context.Background()
+	f := seed(t, r)
+	tok, _ := domain.NewToken()
+	k := app.Key{ID: ids.New(ids.Key), Principal: f.key.Principal, Role: domain.RoleAdmin, CreatedAt: now}
+	must(t, r.KeyCreate(ctx, f.tenant, k, tok.Selector, tok.Verifier, "test"))
+	got, err := r.KeyBySelector(ctx, tok.Selector)
+	must(t, err)
+	if got.TenantID != f.tenant || got.Key.ID != k.ID || string(got.Verifier) != string(tok.Verifier) || got.Key.Principal.Name != "alice" {
+		t.Fatalf("KeyBySelector = %+v", got)
+	}
+	if _, err := r.KeyBySelector(ctx, []byte("nope")); !errors.Is(err, app.ErrNotFound) {
+		t.Fatalf("unknown selector: %v", err)
+	}
+	if _, err := r.KeyGet(ctx, f.other, k.ID); !errors.Is(err, app.ErrNotFound) {
+		t.Fatalf("foreign tenant key: %v", err)
+	}
+	list, err := r.KeyList(ctx, f.tenant)
+	must(t, err)
+	if len(list) != 2 {
+		t.Fatalf("list = %d keys", len(list))
+	}
+	if ok, err := r.KeyRevoke(ctx, f.tenant, k.ID, now); err != nil || !ok {
+		t.Fatalf("revoke: %v %v", ok, err)
+	}
+	if ok, err := r.KeyRevoke(ctx, f.tenant, k.ID, now); err != nil || ok {
+		t.Fatalf("second revoke: %v %v", ok, err)
+	}
+	got, err = r.KeyBySelector(ctx, tok.Selector)
+	must(t, err)
+	if got.RevokedAt == nil {
+		t.Fatal("revoked key has no revoked_at")
+	}
+}
+
+func workareas(t *testing.T, r app.Repository) {
+	ctx := context.Background()
+	f := seed(t, r)
+	w, err := r.WorkareaGet(ctx, f.tenant, f.child.ID)
+	must(t, err)
+	if w.Path != "universe.procurement" || w.IDPath != f.child.IDPath || w.ParentID != f.root.ID || w.Crew == nil || w.Crew.Name != "crew" {
+		t.Fatalf("WorkareaGet = %+v", w)
+	}
+	if w, err := r.WorkareaByPath(ctx, f.tenant, "universe"); err != nil || w.ID != f.root.ID || !w.IsRoot() {
+		t.Fatalf("WorkareaByPath(universe) = %+v, %v", w, err)
+	}
+	if _, err := r.WorkareaGet(ctx, f.other, f.child.ID); !errors.Is(err, app.ErrNotFound) {
+		t.Fatalf("foreign tenant: %v", err)
+	}
+	dup, _ := domain.NewChild(f.root, "procurement", "", nil, now)
+	if err := r.WorkareaCreate(ctx, f.tenant, dup); !errors.Is(err, app.ErrConflict) {
+		t.Fatalf("duplicate path: %v", err)
+	}
+	b, _ := domain.NewChild(f.root, "a-first", "", nil, now)
+	must(t, r.WorkareaCreate(ctx, f.tenant, b))
+	kids, err := r.WorkareaChildren(ctx, f.tenant, f.root.ID)
+	must(t, err)
+	if len(kids) != 2 || kids[0].Name != "a-first" || kids[1].Name != "procurement" {
+		t.Fatalf("children = %+v", kids)
+	}
+	later := now.Add(time.Hour)
+	w, err = r.WorkareaUpdate(ctx, f.tenant, f.child.ID, func(w *domain.Workarea) error {
+		if err := w.SetStatus(domain.StatusCommitted, later); err != nil {
+			return err
+		}
+		return w.SetCrew(nil, later)
+	})
+	must(t, err)
+	stored, err := r.WorkareaGet(ctx, f.tenant, f.child.ID)
+	must(t, err)
+	if stored.Status != domain.StatusCommitted || stored.Crew != nil || !stored.UpdatedAt.Equal(later) || w.Status != stored.Status {
+		t.Fatalf("after update: %+v", stored)
+	}
+	boom := errors.New("refused")
+	if _, err := r.WorkareaUpdate(ctx, f.tenant, f.child.ID, func(*domain.Workarea) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("update error not passed through: %v", err)
+	}
+}
+
+func grants(t *testing.T, r app.Repository) {
+	ctx := context.Background()
+	f := seed(t, r)
+	g := app.Grant{ID: ids.New(ids.Grant), KeyID: f.key.ID, WorkareaID: f.child.ID, Scope: domain.ScopeReader, Effect: domain.Allow, CreatedAt: now}
+	id, created, err := r.GrantCreate(ctx, f.tenant, g, "test")
+	must(t, err)
+	if id != g.ID || !created {
+		t.Fatalf("first create: %s %v", id, created)
+	}
+	g2 := g
+	g2.ID = ids.New(ids.Grant)
+	id, created, err = r.GrantCreate(ctx, f.tenant, g2, "test")
+	must(t, err)
+	if id != g.ID || created {
+		t.Fatalf("identical create: %s %v, want %s false", id, created, g.ID)
+	}
+	deny := app.Grant{ID: ids.New(ids.Grant), KeyID: f.key.ID, WorkareaID: f.root.ID, Scope: domain.ScopeWriter, Effect: domain.Deny, CreatedAt: now}
+	_, _, err = r.GrantCreate(ctx, f.tenant, deny, "test")
+	must(t, err)
+	at, err := r.GrantsForKey(ctx, f.tenant, f.key.ID)
+	must(t, err)
+	if len(at) != 2 {
+		t.Fatalf("GrantsForKey = %+v", at)
+	}
+	for _, a := range at {
+		if (a.ID == g.ID && a.IDPath != f.child.IDPath) || (a.ID == deny.ID && (a.IDPath != f.root.IDPath || a.Effect != domain.Deny)) {
+			t.Fatalf("grant at %+v", a)
+		}
+	}
+	if _, err := r.GrantGet(ctx, f.other, g.ID); !errors.Is(err, app.ErrNotFound) {
+		t.Fatalf("foreign grant: %v", err)
+	}
+	if ok, err := r.GrantRemove(ctx, f.tenant, g.ID, "test", now); err != nil || !ok {
+		t.Fatalf("remove: %v %v", ok, err)
+	}
+	if ok, err := r.GrantRemove(ctx, f.tenant, g.ID, "test", now); err != nil || ok {
+		t.Fatalf("second remove: %v %v", ok, err)
+	}
+	got, err := r.GrantGet(ctx, f.tenant, g.ID)
+	must(t, err)
+	if got.RemovedAt == nil || got.Scope != domain.ScopeReader {
+		t.Fatalf("removed grant = %+v", got)
+	}
+	if at, _ := r.GrantsForKey(ctx, f.tenant, f.key.ID); len(at) != 1 {
+		t.Fatalf("live grants after removal = %+v", at)
+	}
+	// A removed grant may be granted again.
+	g3 := g
+	g3.ID = ids.New(ids.Grant)
+	if id, created, err := r.GrantCreate(ctx, f.tenant, g3, "test"); err != nil || !created || id != g3.ID {
+		t.Fatalf("re-grant: %s %v %v", id, created, err)
+	}
+}
+
+func concurrentGrants(t *testing.T, r app.Repository) {
+	ctx := context.Background()
+	f := seed(t, r)
+	var created atomic.Int32
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			g := app.Grant{ID: ids.New(ids.Grant), KeyID: f.key.ID, WorkareaID: f.child.ID, Scope: domain.ScopeWriter, Effect: domain.Allow, CreatedAt: now}
+			_, ok, err := r.GrantCreate(ctx, f.tenant, g, "test")
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				created.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if created.Load() != 1 {
+		t.Fatalf("created %d grants, want 1", created.Load())
+	}
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# make bench: run the benchmarks against the private Postgres and print the
+# tables committed to docs/BENCHMARKS.md. Medians of COUNT runs (default 3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/services.sh
+
+services_up pg
+mkdir -p var/bench
+COUNT=${COUNT:-3}
+N=${N:-3000}
+
+echo "## oml_workarea_info over MCP vs GET /v1/workareas/{id} vs SELECT 1"
+echo
+echo "\`go test -run '^\$' -bench WorkareaInfo -benchtime ${N}x -count $COUNT ./cmd/oml-server\` — $(date -u +%Y-%m-%d), $(nproc) cores, $(go version | cut -d' ' -f3)"
+echo
+go test -run '^$' -bench WorkareaInfo -benchtime "${N}x" -count "$COUNT" ./cmd/oml-server | tee var/bench/workarea_info.txt | awk -f scripts/benchtable.awk
+
+echo
+echo "## Transport overhead in process (no database): one trivial call"
+echo
+echo "\`go test -run '^\$' -bench TransportOverhead -benchtime 20000x -count $COUNT ./platform/transport\`"
+echo
+echo "| route | ns/op | B/op | allocs/op |"
+echo "| --- | ---: | ---: | ---: |"
+GOGC=400 go test -run '^$' -bench TransportOverhead -benchtime 20000x -count "$COUNT" ./platform/transport | tee var/bench/transport.txt |
+	awk '/^Benchmark/ { n = $1; sub(/-[0-9]+$/, "", n); sub(/.*route=/, "", n); ns[n] = ns[n] " " $3; bo[n] = $5; al[n] = $7; if (!(n in s)) { s[n] = 1; o[++k] = n } }
+	function med(x,  a, m, i, j, t) { m = split(x, a, " "); for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }; return a[int((m + 1) / 2)] }
+	END { for (i = 1; i <= k; i++) printf "| %s | %d | %d | %d |\n", o[i], med(ns[o[i]]), bo[o[i]], al[o[i]] }'

@@ -1,0 +1,40 @@
+# shellcheck shell=bash
+# Sourced by test.sh, run.sh and bench.sh: start the private services this
+# invocation needs and stop, on exit, only the ones it started itself.
+#
+#   . scripts/services.sh; services_up pg [s3]
+
+SERVICES_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+SERVICES_STARTED=()
+
+services_down() {
+	local s
+	for s in "${SERVICES_STARTED[@]}"; do
+		"$SERVICES_DIR/$s.sh" stop || true
+	done
+	SERVICES_STARTED=()
+}
+
+services_up() {
+	local s
+	trap services_down EXIT
+	for s in "$@"; do
+		if ! "$SERVICES_DIR/$s.sh" status >/dev/null 2>&1; then
+			"$SERVICES_DIR/$s.sh" start
+			# An external service (OML_TEST_*) reports not running and is
+			# never ours to stop.
+			if "$SERVICES_DIR/$s.sh" status >/dev/null 2>&1; then
+				SERVICES_STARTED+=("$s")
+			fi
+		else
+			"$SERVICES_DIR/$s.sh" start
+		fi
+	done
+	OML_TEST_DATABASE_URL=$("$SERVICES_DIR/pg.sh" url)
+	export OML_TEST_DATABASE_URL
+	if [[ " $* " == *" s3 "* ]]; then
+		set -a
+		eval "$("$SERVICES_DIR/s3.sh" env)"
+		set +a
+	fi
+}

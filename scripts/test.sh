@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# make test: start Postgres and S3 (or use OML_TEST_DATABASE_URL and
+# OML_TEST_S3_ENDPOINT), then run every test, e2e included. A service that
+# cannot start fails the run; no test skips for lack of one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/services.sh
+
+services_up pg s3
+echo "test: go vet ./..." >&2
+go vet ./...
+echo "test: go test -race ./..." >&2
+go test -race -count=1 -timeout 20m "$@" ./...
