@@ -41,6 +41,9 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{"wrong type", "POST", "/v1/workareas", s.AdminKey, `{"parent":"universe","name":7}`, nil, 400, "request.validation"},
 		{"bad name", "POST", "/v1/workareas", s.AdminKey, `{"parent":"universe","name":"Not Valid"}`, nil, 400, "request.validation"},
 		{"bad status", "POST", "/v1/workareas", s.AdminKey, `{"parent":"universe","name":"a","status":"golden"}`, nil, 400, "request.validation"},
+		{"NUL in crew", "POST", "/v1/workareas", s.AdminKey, `{"parent":"universe","name":"a","crew":{"name":"x\u0000y"}}`, nil, 400, "request.validation"},
+		{"crew with unknown field", "POST", "/v1/workareas", s.AdminKey, `{"parent":"universe","name":"a","crew":{"boss":"x"}}`, nil, 400, "request.validation"},
+		{"foreign tenant field ignored is still unknown", "POST", "/v1/grants", s.AdminKey, `{"key_id":"x","workarea":"universe","scope":"reader","effect":"allow","tenant_id":"tn_x"}`, nil, 400, "request.validation"},
 		{"10 MiB body", "POST", "/v1/workareas", s.AdminKey, big, nil, 413, "limit.size"},
 		{"grant with wrong type", "POST", "/v1/grants", s.AdminKey, `{"key_id":1,"workarea":"universe","scope":"reader","effect":"allow"}`, nil, 400, "request.validation"},
 		{"grant with bad scope", "POST", "/v1/grants", s.AdminKey, `{"key_id":"` + revoked.KeyID + `","workarea":"universe","scope":"god","effect":"allow"}`, nil, 400, "request.validation"},
@@ -128,6 +131,33 @@ func TestIdempotentCreate(t *testing.T) {
 	r := s.do(t, "POST", "/v1/workareas", s.AdminKey, `{"parent":"universe","name":"finance"}`, "Idempotency-Key", "setup/step-1")
 	if r.Status != 409 || r.code() != "idempotency.conflict" {
 		t.Fatalf("reuse with another body: %d %s", r.Status, r.Body)
+	}
+	// The parent named by path or by id is one scope.
+	r = s.do(t, "POST", "/v1/workareas", s.AdminKey, `{"parent":"`+s.RootID+`","name":"procurement"}`, "Idempotency-Key", "setup/step-1")
+	if r.Status != 409 || r.code() != "idempotency.conflict" {
+		t.Fatalf("same key, parent by id: %d %s", r.Status, r.Body)
+	}
+}
+
+// A retried key issue returns the same key, never a second one, and never
+// the token again: it is shown once and not stored.
+func TestIdempotentKeyIssue(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	body := `{"principal":"agent-7","role":"writer"}`
+	first := decode[issuedKey](t, s.do(t, "POST", "/v1/keys", s.AdminKey, body, "Idempotency-Key", "enrol/agent-7"), 201)
+	again := decode[struct {
+		issuedKey
+		Replay bool `json:"idempotent_replay"`
+	}](t, s.do(t, "POST", "/v1/keys", s.AdminKey, body, "Idempotency-Key", "enrol/agent-7"), 201)
+	if first.Token == "" || again.Token != "" || again.KeyID != first.KeyID || !again.Replay {
+		t.Fatalf("first %+v, again %+v", first, again)
+	}
+	if n := s.count(t, `SELECT count(*) FROM access.keys k JOIN access.principals p ON p.tenant_id = k.tenant_id AND p.id = k.principal_id WHERE p.name = 'agent-7'`); n != 1 {
+		t.Fatalf("%d keys for agent-7", n)
+	}
+	if n := s.count(t, `SELECT count(*) FROM platform.idempotency_records WHERE response::text LIKE '%oml_k_%'`); n != 0 {
+		t.Fatal("a token was stored in an idempotency record")
 	}
 }
 

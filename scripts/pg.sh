@@ -120,27 +120,16 @@ build_pgvector() {
 		-o "Dir::Cache=$apt/cache"
 		-o "Acquire::Languages=none"
 	)
-	local insecure=()
 
 	say "fetching $SRC_SUITE source index from $SRC_MIRROR (private apt state in $apt)"
 	if ! out=$(apt-get "${aptopts[@]}" update 2>&1); then
 		printf '%s\n' "$out" >>"$log"
+		tail -n 20 <<<"$out" >&2
 		if grep -qE 'NO_PUBKEY|EXPKEYSIG|KEYEXPIRED|is not signed|GPG error|signatures were invalid' <<<"$out"; then
-			# Last resort only: the archive keyring on this machine cannot verify
-			# the $SRC_SUITE Release file (e.g. a keyring older than that
-			# release). We still get the source, but without authentication.
-			warn "cannot verify the $SRC_SUITE archive signature with $KEYRING"
-			warn "downloading the pgvector source UNAUTHENTICATED (--allow-unauthenticated); update debian-archive-keyring to avoid this"
-			aptopts+=(-o Acquire::AllowInsecureRepositories=true)
-			insecure=(--allow-unauthenticated)
-			if ! out=$(apt-get "${aptopts[@]}" update 2>&1); then
-				printf '%s\n' "$out" >>"$log"
-				die "apt-get update for $SRC_SUITE sources failed even unauthenticated (log: $log)"
-			fi
-		else
-			tail -n 20 <<<"$out" >&2
-			die "apt-get update for $SRC_SUITE sources failed (network? log: $log)"
+			# Never build and install unauthenticated source as root.
+			die "cannot verify the $SRC_SUITE archive signature with $KEYRING; update debian-archive-keyring (apt-get install debian-archive-keyring) and retry (log: $log)"
 		fi
+		die "apt-get update for $SRC_SUITE sources failed (network? log: $log)"
 	fi
 	printf '%s\n' "$out" >>"$log"
 
@@ -149,7 +138,7 @@ build_pgvector() {
 	# apt fetches as the unprivileged _apt user when run as root; let it write here.
 	if is_root && id _apt >/dev/null 2>&1; then chown _apt "$src"; fi
 	say "downloading and unpacking the pgvector source package"
-	if ! (cd "$src" && apt-get "${aptopts[@]}" "${insecure[@]}" source pgvector) >>"$log" 2>&1; then
+	if ! (cd "$src" && apt-get "${aptopts[@]}" source pgvector) >>"$log" 2>&1; then
 		tail -n 20 "$log" >&2
 		die "apt-get source pgvector failed (log: $log)"
 	fi

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/omlhub/oml/contexts/access"
@@ -47,8 +48,12 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger) (*app, error) {
 	return &app{access: acc, handler: h}, nil
 }
 
-// readiness: the database answers and its schema is this binary's.
+// readiness: the database answers and its schema is this binary's. When
+// the schema catches up after the server started (migrate ran later), the
+// pool is reset once so every connection registers the types the
+// migrations created (pgvector's).
 func readiness(db *pg.DB, runner *migrate.Runner) func(context.Context) error {
+	var behind atomic.Bool
 	return func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
@@ -60,8 +65,12 @@ func readiness(db *pg.DB, runner *migrate.Runner) func(context.Context) error {
 			return errs.Retry(errs.Unavailable, "readiness: the schema version must be readable", 5*time.Second, "schema version unreadable")
 		}
 		if v != runner.Latest() {
+			behind.Store(true)
 			return errs.Retry(errs.Unavailable, "readiness: migrations must be current (oml-server migrate)", 5*time.Second,
 				"database schema is at version %d, this binary needs %d", v, runner.Latest())
+		}
+		if behind.CompareAndSwap(true, false) {
+			db.Pool.Reset()
 		}
 		return nil
 	}

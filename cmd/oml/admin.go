@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-
-	"github.com/omlhub/oml/platform/journal"
 )
 
 func (c *cli) admin(ctx context.Context, args []string) error {
@@ -27,7 +25,7 @@ func (c *cli) journalVerify(ctx context.Context, args []string) error {
 		return err
 	}
 	rep, err := exchange(ctx, c, request{method: http.MethodGet, path: "/v1/admin/journal/verify"},
-		func(w io.Writer, rep journal.Report) error {
+		func(w io.Writer, rep journalReport) error {
 			if rep.OK {
 				_, err := fmt.Fprintf(w, "journal ok: %d events, head seq %d\n", rep.Events, rep.HeadSeq)
 				return err
@@ -42,4 +40,16 @@ func (c *cli) journalVerify(ctx context.Context, args []string) error {
 		return fmt.Errorf("journal broken at seq %d (event %s): %s", rep.BadSeq, rep.BadID, rep.Reason)
 	}
 	return nil
+}
+
+// journalReport is the body of GET /v1/admin/journal/verify. It is declared
+// here rather than imported so the CLI does not link the server's database
+// packages.
+type journalReport struct {
+	Events  int64  `json:"events"`
+	HeadSeq int64  `json:"head_seq"`
+	OK      bool   `json:"ok"`
+	BadSeq  int64  `json:"bad_seq,omitempty"`
+	BadID   string `json:"bad_event_id,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 }

@@ -58,6 +58,8 @@ func GenerateKeyFiles(dir string) (signingPath, masterPath string, err error) {
 		return "", "", err
 	}
 	if err := writeNew(masterPath, []byte(base64.StdEncoding.EncodeToString(master)+"\n")); err != nil {
+		// Never leave half a key pair: a re-run would refuse to overwrite it.
+		_ = os.Remove(signingPath)
 		return "", "", err
 	}
 	return signingPath, masterPath, nil
@@ -68,11 +70,18 @@ func writeNew(path string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(path)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return f.Close()
+	return nil
 }
 
 // LoadSigningKey reads a PKCS#8 PEM Ed25519 private key.

@@ -28,6 +28,8 @@ const (
 	Denied           Code = "access.denied"
 	Frozen           Code = "workarea.frozen"
 	WorkareaConflict Code = "workarea.name_conflict"
+	StatusLadder     Code = "workarea.status_ladder"
+	TenantExists     Code = "tenant.exists"
 	IdempotencyClash Code = "idempotency.conflict"
 	DigestMismatch   Code = "upload.digest_mismatch"
 	LimitSize        Code = "limit.size"
@@ -85,12 +87,14 @@ func (e *Error) Error() string {
 // Unwrap exposes the cause of an internal error.
 func (e *Error) Unwrap() error { return e.cause }
 
-// Body is the wire shape of an error, shared by HTTP and MCP.
+// Body is the wire shape of an error, shared by HTTP and MCP. A retryable
+// error says when to come back; HTTP also sends it as Retry-After.
 type Body struct {
-	Code      Code   `json:"code"`
-	Rule      string `json:"rule"`
-	Message   string `json:"message"`
-	Retryable bool   `json:"retryable"`
+	Code              Code   `json:"code"`
+	Rule              string `json:"rule"`
+	Message           string `json:"message"`
+	Retryable         bool   `json:"retryable"`
+	RetryAfterSeconds int    `json:"retry_after_seconds,omitempty"`
 }
 
 // Envelope is the JSON document of a refusal: {"error": {...}}.
@@ -114,6 +118,9 @@ func From(err error) *Error {
 // Public returns what a client may see: internal messages are masked.
 func (e *Error) Public() Body {
 	b := Body{Code: e.Code, Rule: e.Rule, Message: e.Message, Retryable: e.Retryable}
+	if e.Retryable && e.RetryAfter > 0 {
+		b.RetryAfterSeconds = max(1, int((e.RetryAfter+time.Second-1)/time.Second))
+	}
 	if e.Code == Internal {
 		b.Rule = "internal invariant"
 		b.Message = internalMasked
@@ -160,6 +167,7 @@ var statusByFamily = map[string]int{
 	"upload":      http.StatusConflict,
 	"limit":       http.StatusTooManyRequests,
 	"review":      http.StatusConflict,
+	"tenant":      http.StatusConflict,
 }
 
 // HTTPStatus returns the status for a code.

@@ -4,6 +4,7 @@
 package ids
 
 import (
+	"crypto/rand"
 	"strings"
 
 	"github.com/oklog/ulid/v2"
@@ -29,9 +30,11 @@ const (
 	Request      Prefix = "req"
 )
 
-// New returns a fresh identifier of the given kind.
+// New returns a fresh identifier of the given kind. Its 80 random bits come
+// from crypto/rand, so ids that act as capabilities (serve ids) cannot be
+// guessed.
 func New(p Prefix) string {
-	return string(p) + "_" + ulid.Make().String()
+	return string(p) + "_" + ulid.MustNew(ulid.Now(), rand.Reader).String()
 }
 
 // Has reports whether s is a well-formed identifier of kind p.

@@ -164,6 +164,18 @@ type Report struct {
 // Verify recomputes tenant's chain from the first event and reports the
 // first event whose seq, link or hash does not hold.
 func (j *Journal) Verify(ctx context.Context, tenant string) (Report, error) {
+	var rep Report
+	// One snapshot: appends committed meanwhile neither move the head nor
+	// extend the chain under the check.
+	err := j.db.InSnapshot(ctx, func(ctx context.Context) error {
+		var err error
+		rep, err = j.verify(ctx, tenant)
+		return err
+	})
+	return rep, err
+}
+
+func (j *Journal) verify(ctx context.Context, tenant string) (Report, error) {
 	conn := j.db.Conn(ctx)
 	var rep Report
 	head, err := j.q.JournalHead(ctx, conn, tenant)

@@ -153,3 +153,38 @@ func TestRollbackLeavesNoEvent(t *testing.T) {
 		t.Fatalf("%+v", rep)
 	}
 }
+
+// Verification while appends go on sees one consistent snapshot.
+func TestVerifyDuringWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	j := journal.New(db, nil)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_ = db.InTx(ctx, func(ctx context.Context) error {
+					_, err := j.Append(ctx, "tn_v", journal.Event{Type: "test.w", Actor: "k"})
+					return err
+				})
+			}
+		})
+	}
+	for range 30 {
+		rep, err := j.Verify(ctx, "tn_v")
+		if err != nil || !rep.OK {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("verify during writes: %+v, %v", rep, err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+}

@@ -52,8 +52,9 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 			return fmt.Errorf("look up vector type: %w", err)
 		}
 		if !present {
-			// Before the first migration the extension does not exist yet;
-			// `migrate` runs on a fresh pool afterwards.
+			// Before the first migration the extension does not exist yet.
+			// A server started before `migrate` resets its pool once the
+			// schema is current (see readiness in cmd/oml-server).
 			return nil
 		}
 		return pgxvec.RegisterTypes(ctx, conn)
@@ -94,7 +95,7 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) erro
 	}
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		err = db.runTx(ctx, fn)
+		err = db.runTx(ctx, pgx.TxOptions{}, fn)
 		if !retryable(err) {
 			return err
 		}
@@ -111,8 +112,18 @@ func InTxRequired(ctx context.Context) error {
 	return nil
 }
 
-func (db *DB) runTx(ctx context.Context, fn func(ctx context.Context) error) (err error) {
-	tx, err := db.Pool.Begin(ctx)
+// InSnapshot runs fn in a read-only REPEATABLE READ transaction: every
+// statement fn makes sees the same snapshot, so multi-statement reads
+// (a chain verification, say) are consistent while writers go on.
+func (db *DB) InSnapshot(ctx context.Context, fn func(ctx context.Context) error) error {
+	if _, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
+		return fn(ctx)
+	}
+	return db.runTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+}
+
+func (db *DB) runTx(ctx context.Context, opts pgx.TxOptions, fn func(ctx context.Context) error) (err error) {
+	tx, err := db.Pool.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}

@@ -61,7 +61,12 @@ func newTools(name string, log *slog.Logger) *Tools {
 // answered with application/json, and there is no SSE stream.
 func (t *Tools) handler() http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return t.server },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, PropagateRequestCancellation: true})
+		&mcp.StreamableHTTPOptions{
+			Stateless: true, JSONResponse: true, PropagateRequestCancellation: true,
+			// The SDK's Host check answers a reverse proxy's Host with an
+			// untyped 403; checkOrigin is the DNS-rebinding defence, typed.
+			DisableLocalhostProtection: true,
+		})
 }
 
 func (t *Tools) refuseUnknownTools(next mcp.MethodHandler) mcp.MethodHandler {

@@ -121,11 +121,11 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Code == errs.AuthMissing || e.Code == errs.AuthInvalid {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="oml"`)
 	}
-	if e.Retryable && e.RetryAfter > 0 {
-		secs := int(e.RetryAfter.Seconds() + 0.999)
-		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+	body := e.Public()
+	if body.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(body.RetryAfterSeconds))
 	}
-	WriteJSON(w, errs.HTTPStatus(e.Code), errs.Envelope{Error: e.Public()})
+	WriteJSON(w, errs.HTTPStatus(e.Code), errs.Envelope{Error: body})
 }
 
 // Handler adapts a handler that returns an error.
@@ -148,17 +148,4 @@ func IdempotencyKey(r *http.Request, body string) (string, error) {
 		return h, nil
 	}
 	return "", errs.Invalid("Idempotency-Key header and idempotency_key field differ")
-}
-
-// QueryInt parses an integer query parameter within [lo, hi]; absent → def.
-func QueryInt(r *http.Request, name string, def, lo, hi int) (int, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		return 0, errs.Invalid("query parameter %s: want an integer in [%d, %d], got %q", name, lo, hi, v)
-	}
-	return n, nil
 }

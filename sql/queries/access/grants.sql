@@ -19,10 +19,16 @@ WHERE tenant_id = $1 AND id = $2;
 UPDATE access.grants SET removed_at = $3, removed_by = $4
 WHERE tenant_id = $1 AND id = $2 AND removed_at IS NULL;
 
--- name: GrantsForKey :many
--- Every live grant of a key with the id path of its workarea; effective
--- access at any node is computed from these in the domain.
-SELECT g.id, g.workarea_id, g.scope, g.effect, w.id_path::text AS id_path
-FROM access.grants g
-JOIN access.workareas w ON w.tenant_id = g.tenant_id AND w.id = g.workarea_id
-WHERE g.tenant_id = $1 AND g.key_id = $2 AND g.removed_at IS NULL;
+-- name: AccessSnapshot :many
+-- A key's access in one statement, hence one snapshot: the tenant's
+-- permission epoch, whether the key is revoked, and every live grant with
+-- the id path of its workarea (one row per grant, or one row of NULLs).
+-- Effective access at any node is computed from these in the domain, so the
+-- verbs reported are exactly those of the epoch reported beside them.
+SELECT t.permission_epoch, k.revoked_at,
+       g.id AS grant_id, g.workarea_id, g.scope, g.effect, coalesce(w.id_path::text, '')::text AS id_path
+FROM access.tenants t
+JOIN access.keys k ON k.tenant_id = t.id AND k.id = @key_id
+LEFT JOIN access.grants g ON g.tenant_id = t.id AND g.key_id = k.id AND g.removed_at IS NULL
+LEFT JOIN access.workareas w ON w.tenant_id = g.tenant_id AND w.id = g.workarea_id
+WHERE t.id = @tenant_id;

@@ -36,7 +36,7 @@ func (s *Service) Bootstrap(ctx context.Context, name string) (Bootstrapped, err
 		tenant := ids.New(ids.Tenant)
 		if err := s.repo.TenantCreate(ctx, tenant, name); err != nil {
 			if errors.Is(err, ErrConflict) {
-				return errs.New("tenant.exists", "tenant names are unique", "tenant %q already exists", name)
+				return errs.New(errs.TenantExists, "tenant names are unique", "tenant %q already exists", name)
 			}
 			return fmt.Errorf("create tenant: %w", err)
 		}

@@ -36,7 +36,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (auth.Caller, 
 	if err != nil {
 		return auth.Caller{}, fmt.Errorf("look up key: %w", err)
 	}
-	if !domain.VerifierMatches(k.Verifier, verifier) || k.RevokedAt != nil {
+	if !domain.VerifierMatches(k.Verifier, verifier) || k.Key.RevokedAt != nil {
 		return auth.Caller{}, badKey()
 	}
 	return auth.Caller{
@@ -148,13 +148,17 @@ func (s *Service) RevokeKey(ctx context.Context, id string) (Revoked, error) {
 	return out, err
 }
 
+func keyNotFound() error {
+	return errs.New(errs.NotFound, "keys are tenant-scoped; unknown and foreign keys are indistinguishable", "no key with that id in this tenant")
+}
+
 func (s *Service) keyIn(ctx context.Context, tenant, id string) (Key, error) {
 	if !ids.Has(ids.Key, id) {
-		return Key{}, errs.New(errs.NotFound, "keys are tenant-scoped; unknown and foreign keys are indistinguishable", "no key with that id in this tenant")
+		return Key{}, keyNotFound()
 	}
 	k, err := s.repo.KeyGet(ctx, tenant, id)
 	if errors.Is(err, ErrNotFound) {
-		return Key{}, errs.New(errs.NotFound, "keys are tenant-scoped; unknown and foreign keys are indistinguishable", "no key with that id in this tenant")
+		return Key{}, keyNotFound()
 	}
 	if err != nil {
 		return Key{}, fmt.Errorf("load key: %w", err)

@@ -36,10 +36,17 @@ type Key struct {
 
 // KeyAuth is what authentication reads for a selector.
 type KeyAuth struct {
-	TenantID  string
-	Key       Key
-	Verifier  []byte
-	RevokedAt *time.Time
+	TenantID string
+	Key      Key
+	Verifier []byte
+}
+
+// Access is a key's access as of one snapshot: the permission epoch, the
+// key's revocation and its live grants.
+type Access struct {
+	Epoch   int64
+	Revoked bool
+	Grants  []domain.GrantAt
 }
 
 // Grant is one grant row.
@@ -80,7 +87,8 @@ type Repository interface {
 	GrantCreate(ctx context.Context, tenant string, g Grant, createdBy string) (string, bool, error)
 	GrantGet(ctx context.Context, tenant, id string) (Grant, error)
 	GrantRemove(ctx context.Context, tenant, id, by string, at time.Time) (bool, error)
-	GrantsForKey(ctx context.Context, tenant, keyID string) ([]domain.GrantAt, error)
+	// AccessOf reads the key's epoch, revocation and grants in one snapshot.
+	AccessOf(ctx context.Context, tenant, keyID string) (Access, error)
 }
 
 // Journal appends events in the caller's unit of work and verifies chains.

@@ -50,11 +50,11 @@ func caller(ctx context.Context) (auth.Caller, error) {
 	return c, nil
 }
 
-// view is one caller's access at one node.
+// view is one caller's access, read in one snapshot.
 type view struct {
 	caller auth.Caller
 	role   domain.Role
-	grants []domain.GrantAt
+	access Access
 }
 
 func (s *Service) viewOf(ctx context.Context) (view, error) {
@@ -62,15 +62,17 @@ func (s *Service) viewOf(ctx context.Context) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
-	grants, err := s.repo.GrantsForKey(ctx, c.TenantID, c.KeyID)
+	a, err := s.repo.AccessOf(ctx, c.TenantID, c.KeyID)
 	if err != nil {
-		return view{}, fmt.Errorf("load grants: %w", err)
+		return view{}, fmt.Errorf("load access: %w", err)
 	}
-	return view{caller: c, role: domain.Role(c.Role), grants: grants}, nil
+	return view{caller: c, role: domain.Role(c.Role), access: a}, nil
 }
 
+// at is the caller's effective access at w. A key revoked since it
+// authenticated holds nothing.
 func (v view) at(w domain.Workarea) domain.Scope {
-	return domain.Effective(v.role, false, v.grants, w.IDPath)
+	return domain.Effective(v.role, v.access.Revoked, v.access.Grants, w.IDPath)
 }
 
 // resolve finds a workarea by id or path within the caller's tenant.

@@ -108,7 +108,7 @@ func TestBootstrap(t *testing.T) {
 		t.Fatalf("journal = %v, want %v", got, want)
 	}
 	_, err := b.svc.Bootstrap(context.Background(), "acme")
-	wantCode(t, err, "tenant.exists")
+	wantCode(t, err, errs.TenantExists)
 	_, err = b.svc.Bootstrap(context.Background(), "Bad Name")
 	wantCode(t, err, errs.Validation)
 }

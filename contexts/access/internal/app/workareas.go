@@ -47,16 +47,30 @@ func (s *Service) info(ctx context.Context, v view, w domain.Workarea) (Info, er
 			readable = append(readable, c)
 		}
 	}
-	epoch, err := s.repo.EpochGet(ctx, v.caller.TenantID)
-	if err != nil {
-		return Info{}, fmt.Errorf("load permission epoch: %w", err)
-	}
 	return Info{
 		Workarea: w,
 		Children: readable,
 		Verbs:    domain.Verbs(v.at(w), w.Status, w.IsRoot()),
-		Epoch:    epoch,
+		Epoch:    v.access.Epoch,
 	}, nil
+}
+
+// WorkareaID resolves ref (id or path) to the id of a workarea the caller
+// holds some access on; idempotency records are scoped by it, so an id and
+// a path naming the same node share one scope.
+func (s *Service) WorkareaID(ctx context.Context, ref string) (string, error) {
+	v, err := s.viewOf(ctx)
+	if err != nil {
+		return "", err
+	}
+	w, err := s.resolve(ctx, v.caller.TenantID, ref)
+	if err != nil {
+		return "", err
+	}
+	if v.at(w) == 0 {
+		return "", notFound()
+	}
+	return w.ID, nil
 }
 
 // CreateWorkarea is the admin verb that adds a child node.
@@ -100,7 +114,7 @@ func (s *Service) CreateWorkarea(ctx context.Context, cmd CreateWorkarea) (Info,
 		err = s.record(ctx, v.caller.TenantID, journal.Event{
 			Type: "workarea.create", Actor: v.caller.KeyID, Workarea: w.ID,
 			Subject: map[string]any{"workarea_id": w.ID},
-			Payload: map[string]any{"parent": parent.ID, "name": w.Name, "path": w.Path, "status": w.Status, "crew": w.Crew},
+			Payload: map[string]any{"parent": parent.ID, "name": w.Name, "path": w.Path, "status": w.Status, "crew": crewPayload(w.Crew)},
 		})
 		if err != nil {
 			return err
@@ -165,7 +179,7 @@ func (s *Service) UpdateWorkarea(ctx context.Context, cmd UpdateWorkarea) (Info,
 			payload["status"] = map[string]any{"from": before.Status, "to": w.Status}
 		}
 		if cmd.SetCrew {
-			payload["crew"] = w.Crew
+			payload["crew"] = crewPayload(w.Crew)
 		}
 		err = s.record(ctx, v.caller.TenantID, journal.Event{
 			Type: "workarea.update", Actor: v.caller.KeyID, Workarea: w.ID,
@@ -178,4 +192,12 @@ func (s *Service) UpdateWorkarea(ctx context.Context, cmd UpdateWorkarea) (Info,
 		return err
 	})
 	return out, err
+}
+
+// crewPayload is the crew record as journalled (nil when absent).
+func crewPayload(c *domain.Crew) map[string]string {
+	if c == nil {
+		return nil
+	}
+	return map[string]string{"name": c.Name, "charter_uri": c.CharterURI, "external_manager": c.ExternalManager}
 }

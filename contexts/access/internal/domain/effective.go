@@ -44,7 +44,7 @@ func Effective(role Role, revoked bool, grants []GrantAt, node string) Scope {
 func Verbs(s Scope, status Status, isRoot bool) []string {
 	var v []string
 	if s.Has(ScopeReader) {
-		v = append(v, "recall", "read", "graph_read", "events_tail")
+		v = append(v, "recall", "read", "graph_read")
 	}
 	// Frozen nodes and universe itself refuse content writes (D8).
 	writable := status != StatusValidated && !isRoot

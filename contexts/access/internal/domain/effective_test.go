@@ -66,11 +66,11 @@ func TestVerbs(t *testing.T) {
 		root   bool
 		want   []string
 	}{
-		{"reader", ScopeReader, StatusCommitted, false, []string{"recall", "read", "graph_read", "events_tail"}},
-		{"writer+reader", ScopeReader | ScopeWriter, StatusDevelopment, false, []string{"recall", "read", "graph_read", "events_tail", "remember", "learn", "attach"}},
+		{"reader", ScopeReader, StatusCommitted, false, []string{"recall", "read", "graph_read"}},
+		{"writer+reader", ScopeReader | ScopeWriter, StatusDevelopment, false, []string{"recall", "read", "graph_read", "remember", "learn", "attach"}},
 		{"writer without reader cannot recall", ScopeWriter, StatusCommitted, false, []string{"remember", "learn", "attach"}},
-		{"frozen node refuses writes, proposals and reviews", all, StatusValidated, false, []string{"recall", "read", "graph_read", "events_tail", "admin"}},
-		{"universe refuses direct writes", all, StatusCommitted, true, []string{"recall", "read", "graph_read", "events_tail", "relate_propose", "review", "admin"}},
+		{"frozen node refuses writes, proposals and reviews", all, StatusValidated, false, []string{"recall", "read", "graph_read", "admin"}},
+		{"universe refuses direct writes", all, StatusCommitted, true, []string{"recall", "read", "graph_read", "relate_propose", "review", "admin"}},
 		{"nothing", 0, StatusCommitted, false, []string{}},
 	}
 	for _, c := range cases {

@@ -29,15 +29,6 @@ var scopeNames = []struct {
 	{ScopeAdmin, "admin"},
 }
 
-// ScopeNames lists every scope's wire name.
-func ScopeNames() []string {
-	out := make([]string, len(scopeNames))
-	for i, s := range scopeNames {
-		out[i] = s.name
-	}
-	return out
-}
-
 // ParseScope reads one scope's wire name.
 func ParseScope(s string) (Scope, bool) {
 	for _, n := range scopeNames {
@@ -90,11 +81,6 @@ var roleCeilings = map[Role]Scope{
 func ParseRole(s string) (Role, bool) {
 	_, ok := roleCeilings[Role(s)]
 	return Role(s), ok
-}
-
-// RoleNames lists the roles.
-func RoleNames() []string {
-	return []string{string(RoleReader), string(RoleWriter), string(RoleDreamer), string(RoleAdmin), string(RoleOperator)}
 }
 
 // Ceiling is the most a role can hold, whatever it is granted.

@@ -2,7 +2,9 @@ package domain
 
 import (
 	"regexp"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/ids"
@@ -32,9 +34,9 @@ func ParseStatus(s string) (Status, bool) {
 // Crew is the crew record of a workarea: recorded and journalled, not
 // operated — the crew is managed elsewhere.
 type Crew struct {
-	Name            string `json:"name,omitempty"`
-	CharterURI      string `json:"charter_uri,omitempty"`
-	ExternalManager string `json:"external_manager,omitempty"`
+	Name            string
+	CharterURI      string
+	ExternalManager string
 }
 
 // Workarea is a node of the tenant's tree.
@@ -97,7 +99,7 @@ func (w *Workarea) SetStatus(s Status, now time.Time) error {
 		return FrozenError(w.ID)
 	}
 	if ladder[s] < ladder[w.Status] {
-		return errs.New("workarea.status_ladder", "status ladder: development → committed → validated, upward only (D8)",
+		return errs.New(errs.StatusLadder, "status ladder: development → committed → validated, upward only (D8)",
 			"workarea %s is %s; it cannot move back to %s", w.ID, w.Status, s)
 	}
 	w.Status, w.UpdatedAt = s, now
@@ -120,6 +122,9 @@ func (c *Crew) validate() error {
 	for field, v := range map[string]string{"crew.name": c.Name, "crew.charter_uri": c.CharterURI, "crew.external_manager": c.ExternalManager} {
 		if len(v) > 512 {
 			return errs.Invalid("%s is longer than 512 bytes", field)
+		}
+		if strings.ContainsFunc(v, unicode.IsControl) {
+			return errs.Invalid("%s holds control characters", field)
 		}
 	}
 	return nil

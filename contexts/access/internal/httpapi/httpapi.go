@@ -51,6 +51,12 @@ func (h *Handlers) getWorkarea(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// createdWorkarea is the 201 body: the workarea, and whether it was a replay.
+type createdWorkarea struct {
+	wire.WorkareaInfo
+	IdempotentReplay *bool `json:"idempotent_replay,omitempty"`
+}
+
 type createWorkareaRequest struct {
 	Parent         string     `json:"parent"`
 	Name           string     `json:"name"`
@@ -74,7 +80,7 @@ func (h *Handlers) createWorkarea(w http.ResponseWriter, r *http.Request) error 
 		if err != nil {
 			return nil, err
 		}
-		out := wire.ToWorkareaInfo(info)
+		out := createdWorkarea{WorkareaInfo: wire.ToWorkareaInfo(info)}
 		if key != "" {
 			out.IdempotentReplay = new(bool)
 		}
@@ -88,9 +94,18 @@ func (h *Handlers) createWorkarea(w http.ResponseWriter, r *http.Request) error 
 }
 
 // once runs a write under the caller's idempotency key, if it sent one.
-func (h *Handlers) once(ctx context.Context, op, workarea, key string, req any, write func(ctx context.Context) (any, error)) (idempotency.Result, error) {
+// The record is scoped to (key, workarea, operation); workareaRef is
+// resolved to its id first ("" for tenant-level operations).
+func (h *Handlers) once(ctx context.Context, op, workareaRef, key string, req any, write func(ctx context.Context) (any, error)) (idempotency.Result, error) {
 	c, _ := auth.From(ctx)
-	scope := idempotency.Scope{TenantID: c.TenantID, KeyID: c.KeyID, Workarea: workarea, Operation: op, Key: key}
+	scope := idempotency.Scope{TenantID: c.TenantID, KeyID: c.KeyID, Operation: op, Key: key}
+	if key != "" && workareaRef != "" {
+		id, err := h.svc.WorkareaID(ctx, workareaRef)
+		if err != nil {
+			return idempotency.Result{}, err
+		}
+		scope.Workarea = id
+	}
 	return h.idem.Do(ctx, scope, req, write)
 }
 
@@ -124,27 +139,53 @@ func (h *Handlers) patchWorkarea(w http.ResponseWriter, r *http.Request) error {
 }
 
 type issueKeyRequest struct {
-	Principal string `json:"principal"`
-	Role      string `json:"role"`
+	Principal      string `json:"principal"`
+	Role           string `json:"role"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
 type issueKeyResponse struct {
-	KeyID     string `json:"key_id"`
-	Token     string `json:"token"`
-	Principal string `json:"principal"`
-	Role      string `json:"role"`
+	KeyID            string `json:"key_id"`
+	Token            string `json:"token,omitempty"`
+	Principal        string `json:"principal"`
+	Role             string `json:"role"`
+	IdempotentReplay *bool  `json:"idempotent_replay,omitempty"`
 }
 
+// issueKey mints a key. Under an idempotency key a retry returns the same
+// key without its token: the token is shown once and never stored.
 func (h *Handlers) issueKey(w http.ResponseWriter, r *http.Request) error {
 	var req issueKeyRequest
 	if err := transport.Decode(r, &req); err != nil {
 		return err
 	}
-	k, err := h.svc.IssueKey(r.Context(), req.Principal, req.Role)
+	key, err := transport.IdempotencyKey(r, req.IdempotencyKey)
 	if err != nil {
 		return err
 	}
-	transport.WriteJSON(w, http.StatusCreated, issueKeyResponse{KeyID: k.Key.ID, Token: k.Token, Principal: k.Key.Principal.Name, Role: string(k.Key.Role)})
+	req.IdempotencyKey = ""
+	var token string
+	res, err := h.once(r.Context(), "key.issue", "", key, req, func(ctx context.Context) (any, error) {
+		k, err := h.svc.IssueKey(ctx, req.Principal, req.Role)
+		if err != nil {
+			return nil, err
+		}
+		token = k.Token
+		out := issueKeyResponse{KeyID: k.Key.ID, Principal: k.Key.Principal.Name, Role: string(k.Key.Role)}
+		if key != "" {
+			out.IdempotentReplay = new(bool)
+		}
+		return out, nil // stored without the token
+	})
+	if err != nil {
+		return err
+	}
+	var out issueKeyResponse
+	if err := json.Unmarshal(res.Response(), &out); err != nil {
+		return err
+	}
+	out.Token = token
+	transport.WriteJSON(w, http.StatusCreated, out)
 	return nil
 }
 

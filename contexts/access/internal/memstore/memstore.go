@@ -119,7 +119,7 @@ func (s *Store) KeyBySelector(_ context.Context, selector []byte) (app.KeyAuth, 
 	defer s.mu.Unlock()
 	for _, r := range s.keys {
 		if r.selector == string(selector) {
-			return app.KeyAuth{TenantID: r.tenant, Key: r.key, Verifier: r.verifier, RevokedAt: r.key.RevokedAt}, nil
+			return app.KeyAuth{TenantID: r.tenant, Key: r.key, Verifier: r.verifier}, nil
 		}
 	}
 	return app.KeyAuth{}, app.ErrNotFound
@@ -274,16 +274,20 @@ func (s *Store) GrantRemove(_ context.Context, tenant, id, _ string, at time.Tim
 	return true, nil
 }
 
-// GrantsForKey lists a key's live grants with id paths.
-func (s *Store) GrantsForKey(_ context.Context, tenant, keyID string) ([]domain.GrantAt, error) {
+// AccessOf reads a key's epoch, revocation and live grants.
+func (s *Store) AccessOf(_ context.Context, tenant, keyID string) (app.Access, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []domain.GrantAt
+	k, ok := s.keys[keyID]
+	if !ok || k.tenant != tenant {
+		return app.Access{}, app.ErrNotFound
+	}
+	a := app.Access{Epoch: s.epochs[tenant], Revoked: k.key.RevokedAt != nil}
 	for _, r := range s.grants {
 		g := r.grant
 		if r.tenant == tenant && g.KeyID == keyID && g.RemovedAt == nil {
-			out = append(out, domain.GrantAt{ID: g.ID, WorkareaID: g.WorkareaID, IDPath: s.workareas[g.WorkareaID].IDPath, Scope: g.Scope, Effect: g.Effect})
+			a.Grants = append(a.Grants, domain.GrantAt{ID: g.ID, WorkareaID: g.WorkareaID, IDPath: s.workareas[g.WorkareaID].IDPath, Scope: g.Scope, Effect: g.Effect})
 		}
 	}
-	return out, nil
+	return a, nil
 }

@@ -86,8 +86,7 @@ func (r *Repository) KeyBySelector(ctx context.Context, selector []byte) (app.Ke
 			ID: row.ID, Role: domain.Role(row.Role), RevokedAt: row.RevokedAt,
 			Principal: app.Principal{ID: row.PrincipalID, Name: row.Principal},
 		},
-		Verifier:  row.Verifier,
-		RevokedAt: row.RevokedAt,
+		Verifier: row.Verifier,
 	}, nil
 }
 
@@ -212,19 +211,27 @@ func workareaFromRow(row dbsqlc.AccessWorkarea) (domain.Workarea, error) {
 		w.ParentID = *row.ParentID
 	}
 	if len(row.Crew) > 0 && string(row.Crew) != "null" {
-		w.Crew = new(domain.Crew)
-		if err := json.Unmarshal(row.Crew, w.Crew); err != nil {
+		var c crewRecord
+		if err := json.Unmarshal(row.Crew, &c); err != nil {
 			return w, fmt.Errorf("decode crew of %s: %w", row.ID, err)
 		}
+		w.Crew = &domain.Crew{Name: c.Name, CharterURI: c.CharterURI, ExternalManager: c.ExternalManager}
 	}
 	return w, nil
+}
+
+// crewRecord is the stored form of a crew record (workareas.crew jsonb).
+type crewRecord struct {
+	Name            string `json:"name,omitempty"`
+	CharterURI      string `json:"charter_uri,omitempty"`
+	ExternalManager string `json:"external_manager,omitempty"`
 }
 
 func crewJSON(c *domain.Crew) ([]byte, error) {
 	if c == nil {
 		return nil, nil
 	}
-	return json.Marshal(c)
+	return json.Marshal(crewRecord{Name: c.Name, CharterURI: c.CharterURI, ExternalManager: c.ExternalManager})
 }
 
 // GrantCreate inserts a grant unless an identical live one exists.
@@ -266,18 +273,26 @@ func (r *Repository) GrantRemove(ctx context.Context, tenant, id, by string, at 
 	return n == 1, translate(err)
 }
 
-// GrantsForKey lists a key's live grants with their nodes' id paths.
-func (r *Repository) GrantsForKey(ctx context.Context, tenant, keyID string) ([]domain.GrantAt, error) {
-	rows, err := r.q.GrantsForKey(ctx, r.conn(ctx), dbsqlc.GrantsForKeyParams{TenantID: tenant, KeyID: keyID})
+// AccessOf reads a key's epoch, revocation and live grants in one statement.
+func (r *Repository) AccessOf(ctx context.Context, tenant, keyID string) (app.Access, error) {
+	rows, err := r.q.AccessSnapshot(ctx, r.conn(ctx), dbsqlc.AccessSnapshotParams{TenantID: tenant, KeyID: keyID})
 	if err != nil {
-		return nil, translate(err)
+		return app.Access{}, translate(err)
 	}
-	out := make([]domain.GrantAt, len(rows))
-	for i, row := range rows {
-		scope, _ := domain.ParseScope(row.Scope)
-		out[i] = domain.GrantAt{ID: row.ID, WorkareaID: row.WorkareaID, IDPath: row.IDPath, Scope: scope, Effect: domain.Effect(row.Effect)}
+	if len(rows) == 0 {
+		return app.Access{}, app.ErrNotFound
 	}
-	return out, nil
+	a := app.Access{Epoch: rows[0].PermissionEpoch, Revoked: rows[0].RevokedAt != nil}
+	for _, row := range rows {
+		if row.GrantID == nil {
+			continue // the key has no grants: one row of NULLs
+		}
+		scope, _ := domain.ParseScope(*row.Scope)
+		a.Grants = append(a.Grants, domain.GrantAt{
+			ID: *row.GrantID, WorkareaID: *row.WorkareaID, IDPath: row.IDPath, Scope: scope, Effect: domain.Effect(*row.Effect),
+		})
+	}
+	return a, nil
 }
 
 func newPrincipalID() string { return ids.New(ids.Principal) }

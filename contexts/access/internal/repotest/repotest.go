@@ -116,8 +116,14 @@ func keys(t *testing.T, r app.Repository) {
 	}
 	got, err = r.KeyBySelector(ctx, tok.Selector)
 	must(t, err)
-	if got.RevokedAt == nil {
+	if got.Key.RevokedAt == nil {
 		t.Fatal("revoked key has no revoked_at")
+	}
+	if a, err := r.AccessOf(ctx, f.tenant, k.ID); err != nil || !a.Revoked {
+		t.Fatalf("AccessOf a revoked key: %+v, %v", a, err)
+	}
+	if _, err := r.AccessOf(ctx, f.other, k.ID); !errors.Is(err, app.ErrNotFound) {
+		t.Fatalf("AccessOf in a foreign tenant: %v", err)
 	}
 }
 
@@ -168,6 +174,9 @@ func workareas(t *testing.T, r app.Repository) {
 func grants(t *testing.T, r app.Repository) {
 	ctx := context.Background()
 	f := seed(t, r)
+	if a, err := r.AccessOf(ctx, f.tenant, f.key.ID); err != nil || len(a.Grants) != 0 || a.Revoked {
+		t.Fatalf("AccessOf a key without grants: %+v, %v", a, err)
+	}
 	g := app.Grant{ID: ids.New(ids.Grant), KeyID: f.key.ID, WorkareaID: f.child.ID, Scope: domain.ScopeReader, Effect: domain.Allow, CreatedAt: now}
 	id, created, err := r.GrantCreate(ctx, f.tenant, g, "test")
 	must(t, err)
@@ -184,12 +193,12 @@ func grants(t *testing.T, r app.Repository) {
 	deny := app.Grant{ID: ids.New(ids.Grant), KeyID: f.key.ID, WorkareaID: f.root.ID, Scope: domain.ScopeWriter, Effect: domain.Deny, CreatedAt: now}
 	_, _, err = r.GrantCreate(ctx, f.tenant, deny, "test")
 	must(t, err)
-	at, err := r.GrantsForKey(ctx, f.tenant, f.key.ID)
+	access, err := r.AccessOf(ctx, f.tenant, f.key.ID)
 	must(t, err)
-	if len(at) != 2 {
-		t.Fatalf("GrantsForKey = %+v", at)
+	if len(access.Grants) != 2 || access.Revoked {
+		t.Fatalf("AccessOf = %+v", access)
 	}
-	for _, a := range at {
+	for _, a := range access.Grants {
 		if (a.ID == g.ID && a.IDPath != f.child.IDPath) || (a.ID == deny.ID && (a.IDPath != f.root.IDPath || a.Effect != domain.Deny)) {
 			t.Fatalf("grant at %+v", a)
 		}
@@ -208,8 +217,8 @@ func grants(t *testing.T, r app.Repository) {
 	if got.RemovedAt == nil || got.Scope != domain.ScopeReader {
 		t.Fatalf("removed grant = %+v", got)
 	}
-	if at, _ := r.GrantsForKey(ctx, f.tenant, f.key.ID); len(at) != 1 {
-		t.Fatalf("live grants after removal = %+v", at)
+	if a, _ := r.AccessOf(ctx, f.tenant, f.key.ID); len(a.Grants) != 1 {
+		t.Fatalf("live grants after removal = %+v", a.Grants)
 	}
 	// A removed grant may be granted again.
 	g3 := g

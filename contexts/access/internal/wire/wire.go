@@ -47,7 +47,6 @@ type WorkareaInfo struct {
 	Edges            []Edge   `json:"edges"`
 	MyEffectiveVerbs []string `json:"my_effective_verbs"`
 	PermissionEpoch  int64    `json:"permission_epoch"`
-	IdempotentReplay *bool    `json:"idempotent_replay,omitempty"`
 }
 
 // ToWorkareaInfo converts the app's view.

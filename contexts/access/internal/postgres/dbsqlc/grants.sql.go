@@ -10,6 +10,64 @@ import (
 	"time"
 )
 
+const accessSnapshot = `-- name: AccessSnapshot :many
+SELECT t.permission_epoch, k.revoked_at,
+       g.id AS grant_id, g.workarea_id, g.scope, g.effect, coalesce(w.id_path::text, '')::text AS id_path
+FROM access.tenants t
+JOIN access.keys k ON k.tenant_id = t.id AND k.id = $1
+LEFT JOIN access.grants g ON g.tenant_id = t.id AND g.key_id = k.id AND g.removed_at IS NULL
+LEFT JOIN access.workareas w ON w.tenant_id = g.tenant_id AND w.id = g.workarea_id
+WHERE t.id = $2
+`
+
+type AccessSnapshotParams struct {
+	KeyID    string
+	TenantID string
+}
+
+type AccessSnapshotRow struct {
+	PermissionEpoch int64
+	RevokedAt       *time.Time
+	GrantID         *string
+	WorkareaID      *string
+	Scope           *string
+	Effect          *string
+	IDPath          string
+}
+
+// A key's access in one statement, hence one snapshot: the tenant's
+// permission epoch, whether the key is revoked, and every live grant with
+// the id path of its workarea (one row per grant, or one row of NULLs).
+// Effective access at any node is computed from these in the domain, so the
+// verbs reported are exactly those of the epoch reported beside them.
+func (q *Queries) AccessSnapshot(ctx context.Context, db DBTX, arg AccessSnapshotParams) ([]AccessSnapshotRow, error) {
+	rows, err := db.Query(ctx, accessSnapshot, arg.KeyID, arg.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AccessSnapshotRow
+	for rows.Next() {
+		var i AccessSnapshotRow
+		if err := rows.Scan(
+			&i.PermissionEpoch,
+			&i.RevokedAt,
+			&i.GrantID,
+			&i.WorkareaID,
+			&i.Scope,
+			&i.Effect,
+			&i.IDPath,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const grantByID = `-- name: GrantByID :one
 SELECT id, key_id, workarea_id, scope, effect, created_at, removed_at
 FROM access.grants
@@ -131,52 +189,4 @@ func (q *Queries) GrantRemove(ctx context.Context, db DBTX, arg GrantRemoveParam
 		return 0, err
 	}
 	return result.RowsAffected(), nil
-}
-
-const grantsForKey = `-- name: GrantsForKey :many
-SELECT g.id, g.workarea_id, g.scope, g.effect, w.id_path::text AS id_path
-FROM access.grants g
-JOIN access.workareas w ON w.tenant_id = g.tenant_id AND w.id = g.workarea_id
-WHERE g.tenant_id = $1 AND g.key_id = $2 AND g.removed_at IS NULL
-`
-
-type GrantsForKeyParams struct {
-	TenantID string
-	KeyID    string
-}
-
-type GrantsForKeyRow struct {
-	ID         string
-	WorkareaID string
-	Scope      string
-	Effect     string
-	IDPath     string
-}
-
-// Every live grant of a key with the id path of its workarea; effective
-// access at any node is computed from these in the domain.
-func (q *Queries) GrantsForKey(ctx context.Context, db DBTX, arg GrantsForKeyParams) ([]GrantsForKeyRow, error) {
-	rows, err := db.Query(ctx, grantsForKey, arg.TenantID, arg.KeyID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []GrantsForKeyRow
-	for rows.Next() {
-		var i GrantsForKeyRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.WorkareaID,
-			&i.Scope,
-			&i.Effect,
-			&i.IDPath,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# CI check of `make run`: it sets up, serves, prints an MCP config, and the
+# key in that config works. Runs make run on its own port, then stops it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export OML_LISTEN=${OML_SMOKE_LISTEN:-127.0.0.1:18480}
+log=$(mktemp)
+setsid make run >"$log" 2>&1 &
+pid=$!
+cleanup() {
+	kill -TERM -- "-$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	rm -f "$log"
+}
+trap cleanup EXIT
+
+for _ in $(seq 1 600); do
+	grep -q 'OML is serving' "$log" && break
+	kill -0 "$pid" 2>/dev/null || { cat "$log"; echo "run_smoke: make run exited" >&2; exit 1; }
+	sleep 0.5
+done
+grep -q 'OML is serving' "$log" || { cat "$log"; echo "run_smoke: make run did not serve within 5 minutes" >&2; exit 1; }
+
+key=$(sed -nE 's/.*"Authorization": "Bearer (oml_k_[0-9A-Z]+)".*/\1/p' "$log" | head -1)
+[[ -n $key ]] || { cat "$log"; echo "run_smoke: no key in the printed MCP config" >&2; exit 1; }
+out=$(OML_URL=http://$OML_LISTEN OML_API_KEY=$key bin/oml call oml_workarea_info '{"workarea":"universe.procurement"}')
+grep -q '"remember"' <<<"$out" || { echo "$out"; echo "run_smoke: the printed key cannot write" >&2; exit 1; }
+echo "run_smoke: make run served on $OML_LISTEN and its printed key works"
