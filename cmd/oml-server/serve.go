@@ -53,8 +53,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	srv := &http.Server{
 		Handler:           a.handler,
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          nil,
+		// Bodies are bounded in size; bound them in time too (slow-body
+		// clients), with room for an 8 MiB upload part on a slow link.
+		ReadTimeout:  2 * time.Minute,
+		WriteTimeout: 2 * time.Minute,
+		IdleTimeout:  2 * time.Minute,
 	}
 	log.InfoContext(ctx, "oml-server starting", "build", buildinfo.Read(), "config", cfg, "addr", ln.Addr().String())
 
