@@ -10,7 +10,10 @@ SERVICES_STARTED=()
 services_down() {
 	local s
 	for s in "${SERVICES_STARTED[@]}"; do
-		"$SERVICES_DIR/$s.sh" stop || true
+		# services_up exported the URLs of what it started; without them the
+		# scripts stop their own services instead of deferring to an
+		# external one.
+		env -u OML_TEST_DATABASE_URL -u OML_TEST_S3_ENDPOINT "$SERVICES_DIR/$s.sh" stop || true
 	done
 	SERVICES_STARTED=()
 }
