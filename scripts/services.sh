@@ -21,6 +21,9 @@ services_down() {
 services_up() {
 	local s
 	trap services_down EXIT
+	# An untrapped signal would end the shell without its EXIT trap.
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
 	for s in "$@"; do
 		if ! "$SERVICES_DIR/$s.sh" status >/dev/null 2>&1; then
 			"$SERVICES_DIR/$s.sh" start
