@@ -30,7 +30,13 @@ bin/oml-server migrate
 
 bin/oml-server serve &
 SERVER=$!
-trap 'kill -TERM $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; services_down' EXIT
+cleanup() {
+	trap '' INT TERM # see services_down
+	kill -TERM "$SERVER" 2>/dev/null || true # it may have stopped already
+	wait "$SERVER" 2>/dev/null || true
+	services_down
+}
+trap cleanup EXIT
 for _ in $(seq 1 100); do
 	curl -fs "$URL/readyz" >/dev/null 2>&1 && break
 	kill -0 $SERVER 2>/dev/null || { say "oml-server exited during start-up"; exit 1; }

@@ -9,6 +9,9 @@ SERVICES_STARTED=()
 
 services_down() {
 	local s
+	# make re-sends a fatal signal to its children; one arriving while we
+	# clean up must not cut the clean-up short.
+	trap '' INT TERM
 	for s in "${SERVICES_STARTED[@]}"; do
 		# services_up exported the URLs of what it started; without them the
 		# scripts stop their own services instead of deferring to an
