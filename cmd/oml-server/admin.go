@@ -12,23 +12,34 @@ import (
 	"github.com/omlhub/oml/platform/config"
 	"github.com/omlhub/oml/platform/crypto"
 	"github.com/omlhub/oml/platform/migrate"
+	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/sql/migrations"
 )
 
-func migrateCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+// database opens the configured database with its migration runner.
+func database(ctx context.Context, getenv func(string) string) (config.Config, *pg.DB, *migrate.Runner, error) {
 	cfg, err := config.Load(getenv)
 	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
+		return cfg, nil, nil, fmt.Errorf("configuration: %w", err)
 	}
 	db, err := openDB(ctx, cfg)
+	if err != nil {
+		return cfg, nil, nil, err
+	}
+	runner, err := migrate.New(db.Pool, migrations.FS)
+	if err != nil {
+		db.Close()
+		return cfg, nil, nil, err
+	}
+	return cfg, db, runner, nil
+}
+
+func migrateCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	_, db, runner, err := database(ctx, getenv)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	runner, err := migrate.New(db.Pool, migrations.FS)
-	if err != nil {
-		return err
-	}
 	verb := "up"
 	if len(args) > 0 {
 		verb = args[0]
@@ -92,19 +103,11 @@ func bootstrap(ctx context.Context, args []string, getenv func(string) string, s
 	if *tenant == "" {
 		return errors.New("bootstrap: --tenant is required")
 	}
-	cfg, err := config.Load(getenv)
-	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
-	}
-	db, err := openDB(ctx, cfg)
+	cfg, db, runner, err := database(ctx, getenv)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	runner, err := migrate.New(db.Pool, migrations.FS)
-	if err != nil {
-		return err
-	}
 	if v, err := runner.Current(ctx); err != nil {
 		return err
 	} else if v != runner.Latest() {

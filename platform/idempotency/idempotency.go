@@ -6,6 +6,7 @@
 package idempotency
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -109,6 +110,7 @@ func (s *Store) Do(ctx context.Context, scope Scope, req any, write func(ctx con
 		if err != nil {
 			return fmt.Errorf("idempotency: encode response: %w", err)
 		}
+		body = withReplayFlag(body, false)
 		err = s.q.IdempotencyComplete(ctx, conn, dbsqlc.IdempotencyCompleteParams{
 			TenantID: scope.TenantID, KeyID: scope.KeyID, Workarea: scope.Workarea,
 			Operation: scope.Operation, IdempotencyKey: scope.Key, Response: body,
@@ -144,22 +146,36 @@ func (s *Store) replay(ctx context.Context, scope Scope, hash []byte, res *Resul
 	return nil
 }
 
-// Response returns the body to send: on a replay, a JSON object body has
-// its "idempotent_replay" member set to true.
+// Response returns the body to send. A write made under an idempotency key
+// says "idempotent_replay": false; its replays say true.
 func (r Result) Response() json.RawMessage {
-	if !r.Replay || len(r.Body) == 0 || r.Body[0] != '{' {
+	if !r.Replay {
 		return r.Body
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(r.Body, &m); err != nil {
-		return r.Body
+	return withReplayFlag(r.Body, true)
+}
+
+// withReplayFlag marks an object body written under an idempotency key:
+// the first write appends "idempotent_replay":false as its last member, and
+// a replay turns that into true, so the stored bytes keep their order.
+func withReplayFlag(body []byte, replay bool) []byte {
+	const off, on = `"idempotent_replay":false}`, `"idempotent_replay":true}`
+	if replay {
+		if bytes.HasSuffix(body, []byte(off)) {
+			n := len(body) - len(off)
+			return append(body[:n:n], on...)
+		}
+		return body
 	}
-	m["idempotent_replay"] = json.RawMessage("true")
-	b, err := json.Marshal(m)
-	if err != nil {
-		return r.Body
+	trimmed := bytes.TrimSpace(body)
+	switch {
+	case len(trimmed) < 2 || trimmed[0] != '{':
+		return body
+	case string(trimmed) == "{}":
+		return []byte("{" + off)
 	}
-	return b
+	n := len(trimmed) - 1
+	return append(trimmed[:n:n], ","+off...)
 }
 
 // Doer is what [Run] needs; *Store implements it and app tests fake it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -37,7 +38,7 @@ func write(db *pg.DB, name string) func(ctx context.Context) (any, error) {
 	return func(ctx context.Context) (any, error) {
 		var id string
 		err := db.Conn(ctx).QueryRow(ctx, `INSERT INTO writes (name) VALUES ($1) RETURNING id::text`, name).Scan(&id)
-		return response{ID: id}, err
+		return map[string]string{"id": id}, err
 	}
 }
 
@@ -85,6 +86,10 @@ func TestConcurrentDuplicatesWriteOnce(t *testing.T) {
 	}
 	if got := count(t, db, `SELECT count(*) FROM platform.idempotency_records`); got != 1 {
 		t.Fatalf("records = %d, want 1", got)
+	}
+	var first response
+	if err := json.Unmarshal(results[0].Response(), &first); err != nil || strings.Count(string(results[0].Response()), "idempotent_replay") != 1 {
+		t.Fatalf("response %s", results[0].Response())
 	}
 	var replayed response
 	for _, r := range results {

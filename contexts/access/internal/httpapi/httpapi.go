@@ -51,12 +51,6 @@ func (h *Handlers) getWorkarea(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// createdWorkarea is the 201 body: the workarea, and whether it was a replay.
-type createdWorkarea struct {
-	wire.WorkareaInfo
-	IdempotentReplay *bool `json:"idempotent_replay,omitempty"`
-}
-
 type createWorkareaRequest struct {
 	Parent         string     `json:"parent"`
 	Name           string     `json:"name"`
@@ -70,21 +64,12 @@ func (h *Handlers) createWorkarea(w http.ResponseWriter, r *http.Request) error 
 	if err := transport.Decode(r, &req); err != nil {
 		return err
 	}
-	key, err := transport.IdempotencyKey(r, req.IdempotencyKey)
-	if err != nil {
-		return err
-	}
-	req.IdempotencyKey = ""
-	res, err := h.once(r.Context(), "workarea.create", req.Parent, key, req, func(ctx context.Context) (any, error) {
+	res, err := h.once(r, "workarea.create", req.Parent, &req.IdempotencyKey, &req, func(ctx context.Context) (any, error) {
 		info, err := h.svc.CreateWorkarea(ctx, app.CreateWorkarea{Parent: req.Parent, Name: req.Name, Status: req.Status, Crew: wire.FromCrew(req.Crew)})
 		if err != nil {
 			return nil, err
 		}
-		out := createdWorkarea{WorkareaInfo: wire.ToWorkareaInfo(info)}
-		if key != "" {
-			out.IdempotentReplay = new(bool)
-		}
-		return out, nil
+		return wire.ToWorkareaInfo(info), nil
 	})
 	if err != nil {
 		return err
@@ -93,10 +78,18 @@ func (h *Handlers) createWorkarea(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-// once runs a write under the caller's idempotency key, if it sent one.
-// The record is scoped to (key, workarea, operation); workareaRef is
-// resolved to its id first ("" for tenant-level operations).
-func (h *Handlers) once(ctx context.Context, op, workareaRef, key string, req any, write func(ctx context.Context) (any, error)) (idempotency.Result, error) {
+// once runs a write under the caller's idempotency key, if it sent one
+// (the Idempotency-Key header or the body's idempotency_key, which *bodyKey
+// points at and which is cleared so it is no part of the request hash). The
+// record is scoped to (key, workarea, operation); workareaRef is resolved
+// to its id first ("" for tenant-level operations).
+func (h *Handlers) once(r *http.Request, op, workareaRef string, bodyKey *string, req any, write func(ctx context.Context) (any, error)) (idempotency.Result, error) {
+	key, err := transport.IdempotencyKey(r, *bodyKey)
+	if err != nil {
+		return idempotency.Result{}, err
+	}
+	*bodyKey = ""
+	ctx := r.Context()
 	c, _ := auth.From(ctx)
 	scope := idempotency.Scope{TenantID: c.TenantID, KeyID: c.KeyID, Operation: op, Key: key}
 	if key != "" && workareaRef != "" {
@@ -149,7 +142,7 @@ type issueKeyResponse struct {
 	Token            string `json:"token,omitempty"`
 	Principal        string `json:"principal"`
 	Role             string `json:"role"`
-	IdempotentReplay *bool  `json:"idempotent_replay,omitempty"`
+	IdempotentReplay *bool  `json:"idempotent_replay,omitempty"` // only to re-encode a stored body
 }
 
 // issueKey mints a key. Under an idempotency key a retry returns the same
@@ -159,23 +152,14 @@ func (h *Handlers) issueKey(w http.ResponseWriter, r *http.Request) error {
 	if err := transport.Decode(r, &req); err != nil {
 		return err
 	}
-	key, err := transport.IdempotencyKey(r, req.IdempotencyKey)
-	if err != nil {
-		return err
-	}
-	req.IdempotencyKey = ""
 	var token string
-	res, err := h.once(r.Context(), "key.issue", "", key, req, func(ctx context.Context) (any, error) {
+	res, err := h.once(r, "key.issue", "", &req.IdempotencyKey, &req, func(ctx context.Context) (any, error) {
 		k, err := h.svc.IssueKey(ctx, req.Principal, req.Role)
 		if err != nil {
 			return nil, err
 		}
 		token = k.Token
-		out := issueKeyResponse{KeyID: k.Key.ID, Principal: k.Key.Principal.Name, Role: string(k.Key.Role)}
-		if key != "" {
-			out.IdempotentReplay = new(bool)
-		}
-		return out, nil // stored without the token
+		return issueKeyResponse{KeyID: k.Key.ID, Principal: k.Key.Principal.Name, Role: string(k.Key.Role)}, nil // stored without the token
 	})
 	if err != nil {
 		return err
@@ -225,14 +209,13 @@ type addGrantRequest struct {
 }
 
 type grantResponse struct {
-	GrantID          string `json:"grant_id"`
-	PermissionEpoch  int64  `json:"permission_epoch"`
-	KeyID            string `json:"key_id"`
-	Workarea         string `json:"workarea"`
-	Scope            string `json:"scope"`
-	Effect           string `json:"effect"`
-	Created          bool   `json:"created"`
-	IdempotentReplay *bool  `json:"idempotent_replay,omitempty"`
+	GrantID         string `json:"grant_id"`
+	PermissionEpoch int64  `json:"permission_epoch"`
+	KeyID           string `json:"key_id"`
+	Workarea        string `json:"workarea"`
+	Scope           string `json:"scope"`
+	Effect          string `json:"effect"`
+	Created         bool   `json:"created"`
 }
 
 func toGrantResponse(g app.GrantResult) grantResponse {
@@ -247,21 +230,12 @@ func (h *Handlers) addGrant(w http.ResponseWriter, r *http.Request) error {
 	if err := transport.Decode(r, &req); err != nil {
 		return err
 	}
-	key, err := transport.IdempotencyKey(r, req.IdempotencyKey)
-	if err != nil {
-		return err
-	}
-	req.IdempotencyKey = ""
-	res, err := h.once(r.Context(), "grant.add", req.Workarea, key, req, func(ctx context.Context) (any, error) {
+	res, err := h.once(r, "grant.add", req.Workarea, &req.IdempotencyKey, &req, func(ctx context.Context) (any, error) {
 		g, err := h.svc.AddGrant(ctx, app.AddGrant{KeyID: req.KeyID, Workarea: req.Workarea, Scope: req.Scope, Effect: req.Effect})
 		if err != nil {
 			return nil, err
 		}
-		out := toGrantResponse(g)
-		if key != "" {
-			out.IdempotentReplay = new(bool)
-		}
-		return out, nil
+		return toGrantResponse(g), nil
 	})
 	if err != nil {
 		return err
