@@ -90,18 +90,18 @@ func freePort(t *testing.T) string {
 }
 
 // startServer migrates a fresh database, bootstraps tenant "acme" and
-// serves; the server is stopped with SIGTERM when t ends and must exit
-// cleanly.
-func startServer(t *testing.T) *server {
+// serves (extraEnv adds NAME=value settings); the server is stopped with
+// SIGTERM when t ends and must exit cleanly.
+func startServer(t *testing.T, extraEnv ...string) *server {
 	t.Helper()
 	s := &server{DBURL: pgtest.NewURL(t), logs: &syncBuffer{}, done: make(chan error, 1)}
 	addr := freePort(t)
 	s.URL = "http://" + addr
 	keys := filepath.Join(t.TempDir(), "keys")
-	s.env = []string{
+	s.env = append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"OML_DATABASE_URL=" + s.DBURL, "OML_LISTEN=" + addr, "OML_LOG_LEVEL=debug",
-	}
+	}, extraEnv...)
 	out := s.run(t, "keygen", "--dir", keys)
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		s.env = append(s.env, line)

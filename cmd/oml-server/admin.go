@@ -9,8 +9,11 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/omlhub/oml/contexts/access"
 	"github.com/omlhub/oml/platform/config"
 	"github.com/omlhub/oml/platform/crypto"
+	"github.com/omlhub/oml/platform/idempotency"
+	"github.com/omlhub/oml/platform/journal"
 	"github.com/omlhub/oml/platform/migrate"
 	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/sql/migrations"
@@ -103,7 +106,7 @@ func bootstrap(ctx context.Context, args []string, getenv func(string) string, s
 	if *tenant == "" {
 		return errors.New("bootstrap: --tenant is required")
 	}
-	cfg, db, runner, err := database(ctx, getenv)
+	_, db, runner, err := database(ctx, getenv)
 	if err != nil {
 		return err
 	}
@@ -113,11 +116,9 @@ func bootstrap(ctx context.Context, args []string, getenv func(string) string, s
 	} else if v != runner.Latest() {
 		return fmt.Errorf("bootstrap: database schema is at version %d of %d; run `oml-server migrate` first", v, runner.Latest())
 	}
-	a, err := assemble(cfg, db, newLogger(cfg, stderr))
-	if err != nil {
-		return err
-	}
-	res, err := a.access.Bootstrap(ctx, *tenant)
+	// Bootstrap needs only the access context (and no deployment keys).
+	acc := access.New(access.Deps{DB: db, Journal: journal.New(db, nil), Idempotency: idempotency.New(db)})
+	res, err := acc.Bootstrap(ctx, *tenant)
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}

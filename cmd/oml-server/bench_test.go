@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -59,7 +60,11 @@ func newBenchEnv(b *testing.B) (*benchEnv, error) {
 		return nil, err
 	}
 	// Access logs are formatted as in production, then discarded.
-	a, err := assemble(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	_, signing, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		return nil, err
+	}
+	a, err := assemble(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)), keys{signing: signing})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -30,7 +31,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	}
 	log := newLogger(cfg, stderr)
 	tuneGC(getenv)
-	if _, err := crypto.LoadSigningKey(cfg.SigningKeyFile); err != nil {
+	signing, err := crypto.LoadSigningKey(cfg.SigningKeyFile)
+	if err != nil {
 		return fmt.Errorf("signing key: %w", err)
 	}
 	if _, err := crypto.LoadMasterKey(cfg.MasterKeyFile); err != nil {
@@ -41,10 +43,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		return err
 	}
 	defer db.Close()
-	a, err := assemble(cfg, db, log)
+	a, err := assemble(cfg, db, log, keys{signing: signing})
 	if err != nil {
 		return err
 	}
+	go sweepExpired(ctx, a, cfg.ExpirySweep, log)
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -80,4 +83,33 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// sweepExpired settles held items past their expiry every interval until
+// ctx ends. Every replica runs it; rows are claimed with SKIP LOCKED.
+func sweepExpired(ctx context.Context, a *app, every time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for {
+			n, err := a.admission.SweepExpired(ctx, 500)
+			if err != nil {
+				if ctx.Err() == nil {
+					log.ErrorContext(ctx, "held expiry sweep failed", "error", err)
+				}
+				break
+			}
+			if n > 0 {
+				log.InfoContext(ctx, "held items expired", "count", n)
+			}
+			if n < 500 {
+				break
+			}
+		}
+	}
 }

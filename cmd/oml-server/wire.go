@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/omlhub/oml/contexts/access"
+	"github.com/omlhub/oml/contexts/admission"
+	"github.com/omlhub/oml/contexts/lineage"
 	"github.com/omlhub/oml/platform/config"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/idempotency"
@@ -22,19 +26,33 @@ import (
 // app is the assembled process: contexts wired to each other and to the
 // shared kernel.
 type app struct {
-	access  *access.Module
-	handler http.Handler
+	access    *access.Module
+	admission *admission.Module
+	handler   http.Handler
 }
 
-func assemble(cfg config.Config, db *pg.DB, log *slog.Logger) (*app, error) {
+// keys is the deployment's key material.
+type keys struct {
+	signing ed25519.PrivateKey
+}
+
+func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys) (*app, error) {
 	runner, err := migrate.New(db.Pool, migrations.FS)
 	if err != nil {
 		return nil, err
 	}
 	j := journal.New(db, nil)
+	idem := idempotency.New(db)
 	acc := access.New(access.Deps{
-		DB: db, Journal: j, Idempotency: idempotency.New(db),
+		DB: db, Journal: j, Idempotency: idem,
 		GuideURL: cfg.PublicURL + transport.GuidePath,
+	})
+	adm := admission.New(admission.Deps{
+		DB: db, Journal: j, Idempotency: idem,
+		Access:  accessPort{acc},
+		Lineage: lineage.New(lineage.Deps{DB: db}),
+		Uploads: noUploads{}, Index: noIndex{},
+		SigningKey: k.signing, MaxText: cfg.MaxTextBytes, ServeTTL: cfg.ServeTTL,
 	})
 	h := transport.New(transport.Options{
 		Logger:         log,
@@ -44,9 +62,48 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger) (*app, error) {
 		AllowedOrigins: cfg.AllowedOrigins,
 		Name:           "oml",
 		Ready:          readiness(db, runner),
-	}, acc)
-	return &app{access: acc, handler: h}, nil
+	}, acc, adm)
+	return &app{access: acc, admission: adm, handler: h}, nil
 }
+
+// accessPort adapts the access context to admission's Access port.
+type accessPort struct{ m *access.Module }
+
+func (a accessPort) Workarea(ctx context.Context, ref string) (admission.Workarea, error) {
+	w, err := a.m.Effective(ctx, ref)
+	if err != nil {
+		return admission.Workarea{}, err
+	}
+	return admission.Workarea{
+		ID: w.ID, Path: w.Path, IDPath: w.IDPath, Status: w.Status, Root: w.Root,
+		Reader: slices.Contains(w.Scopes, "reader"), Writer: slices.Contains(w.Scopes, "writer"),
+		Admin: slices.Contains(w.Scopes, "admin"),
+	}, nil
+}
+
+func (a accessPort) WorkareaByID(ctx context.Context, id string) (admission.Workarea, error) {
+	return a.Workarea(ctx, id)
+}
+
+func (a accessPort) Subtrees(ctx context.Context, scope string) (admission.Subtrees, error) {
+	allow, deny, err := a.m.Subtrees(ctx, scope)
+	return admission.Subtrees{Allow: allow, Deny: deny}, err
+}
+
+// noUploads stands for the attachments context until it lands: every
+// upload session is unknown.
+type noUploads struct{}
+
+func (noUploads) Bind(context.Context, string, string, string, []string) ([]admission.Attachment, error) {
+	return nil, errs.New(errs.UploadUnusable, "attachments bind completed upload sessions only (D3)",
+		"no completed upload session with that id for this key")
+}
+
+// noIndex stands for the retrieval context's serving tier until it lands.
+type noIndex struct{}
+
+func (noIndex) Promoted(context.Context, admission.Claim) error { return nil }
+func (noIndex) Withdrawn(context.Context, string, string) error { return nil }
 
 // readiness: the database answers and its schema is this binary's. When
 // the schema catches up after the server started (migrate ran later), the

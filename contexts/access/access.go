@@ -6,11 +6,13 @@ package access
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/omlhub/oml/contexts/access/internal/app"
+	"github.com/omlhub/oml/contexts/access/internal/domain"
 	"github.com/omlhub/oml/contexts/access/internal/httpapi"
 	"github.com/omlhub/oml/contexts/access/internal/mcptools"
 	"github.com/omlhub/oml/contexts/access/internal/postgres"
@@ -62,4 +64,35 @@ type Bootstrapped = app.Bootstrapped
 // Bootstrap creates a tenant with its universe and an admin key.
 func (m *Module) Bootstrap(ctx context.Context, tenant string) (Bootstrapped, error) {
 	return m.svc.Bootstrap(ctx, tenant)
+}
+
+// Workarea is a workarea with the caller's effective scopes there, for
+// other contexts' ports (cmd/oml-server adapts it to theirs).
+type Workarea struct {
+	ID     string
+	Path   string
+	IDPath string
+	Status string
+	Root   bool
+	Scopes []string
+}
+
+// Effective resolves ref (id or path) for the caller in ctx; a workarea the
+// caller holds nothing on is access.not_found.
+func (m *Module) Effective(ctx context.Context, ref string) (Workarea, error) {
+	w, scopes, err := m.svc.Effective(ctx, ref)
+	if err != nil {
+		return Workarea{}, err
+	}
+	return Workarea{ID: w.ID, Path: w.Path, IDPath: w.IDPath, Status: string(w.Status), Root: w.IsRoot(), Scopes: scopes.Names()}, nil
+}
+
+// Subtrees returns the id paths where the caller holds scope (allow) and
+// the ones its denies carve out.
+func (m *Module) Subtrees(ctx context.Context, scope string) (allow, deny []string, err error) {
+	s, ok := domain.ParseScope(scope)
+	if !ok {
+		return nil, nil, fmt.Errorf("access: unknown scope %q", scope)
+	}
+	return m.svc.Subtrees(ctx, s)
 }

@@ -30,6 +30,9 @@ type Config struct {
 	ShutdownTimeout time.Duration // OML_SHUTDOWN_TIMEOUT
 	LogLevel        slog.Level    // OML_LOG_LEVEL: debug, info, warn, error
 	LogFormat       string        // OML_LOG_FORMAT: text or json
+	MaxTextBytes    int           // OML_MAX_TEXT_BYTES: bound on a claim's text
+	ServeTTL        time.Duration // OML_SERVE_TTL: how long a served item stays leased
+	ExpirySweep     time.Duration // OML_EXPIRY_INTERVAL: how often held expiry is swept
 
 	EmbeddingsURL    string // OML_EMBEDDINGS_URL
 	EmbeddingsModel  string // OML_EMBEDDINGS_MODEL
@@ -42,6 +45,7 @@ const (
 	DefaultListen       = "127.0.0.1:8080"
 	DefaultMaxBodyBytes = 1 << 20
 	DefaultDBMaxConns   = 20
+	DefaultMaxTextBytes = 256 << 10
 )
 
 // Load reads the configuration through getenv (os.Getenv in main, a map in
@@ -93,13 +97,12 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.DBMaxConns < 2 {
 		bad("OML_DB_MAX_CONNS", "must be ≥ 2, got %d", c.DBMaxConns)
 	}
-	c.ShutdownTimeout = 15 * time.Second
-	if v := getenv("OML_SHUTDOWN_TIMEOUT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			bad("OML_SHUTDOWN_TIMEOUT", "want a positive duration such as 15s, got %q", v)
-		}
-		c.ShutdownTimeout = d
+	c.ShutdownTimeout = durationOr(getenv, "OML_SHUTDOWN_TIMEOUT", 15*time.Second, bad)
+	c.ServeTTL = durationOr(getenv, "OML_SERVE_TTL", 15*time.Minute, bad)
+	c.ExpirySweep = durationOr(getenv, "OML_EXPIRY_INTERVAL", 30*time.Second, bad)
+	c.MaxTextBytes = intOr(getenv, "OML_MAX_TEXT_BYTES", DefaultMaxTextBytes, bad)
+	if c.MaxTextBytes < 1 || int64(c.MaxTextBytes) > c.MaxBodyBytes {
+		bad("OML_MAX_TEXT_BYTES", "must be between 1 and OML_MAX_BODY_BYTES (%d), got %d", c.MaxBodyBytes, c.MaxTextBytes)
 	}
 	if v := getenv("OML_LOG_LEVEL"); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
@@ -156,6 +159,9 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
 		slog.Int("db_max_conns", int(c.DBMaxConns)),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
+		slog.Int("max_text_bytes", c.MaxTextBytes),
+		slog.Duration("serve_ttl", c.ServeTTL),
+		slog.Duration("expiry_interval", c.ExpirySweep),
 		slog.String("embeddings_url", c.EmbeddingsURL),
 		slog.String("embeddings_model", c.EmbeddingsModel),
 		slog.Int("embeddings_dim", c.EmbeddingsDim),
@@ -202,6 +208,19 @@ func or(v, def string) string {
 		return def
 	}
 	return v
+}
+
+func durationOr(getenv func(string) string, name string, def time.Duration, bad func(string, string, ...any)) time.Duration {
+	v := getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		bad(name, "want a positive duration such as 15s, got %q", v)
+		return def
+	}
+	return d
 }
 
 func intOr(getenv func(string) string, name string, def int, bad func(string, string, ...any)) int {

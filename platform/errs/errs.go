@@ -41,6 +41,9 @@ const (
 	Internal         Code = "internal"
 	ClaimKeyConflict Code = "submission.claim_key_conflict"
 	LineageRequired  Code = "submission.lineage_required"
+	ScanBlocked      Code = "submission.scan_blocked"
+	SimulationFence  Code = "submission.simulation_fence"
+	UploadUnusable   Code = "submission.upload_unusable"
 	JournalBroken    Code = "journal.broken"
 	internalMasked        = "internal error; it has been logged"
 )
@@ -152,6 +155,8 @@ var statusByCode = map[Code]int{
 	ServeExpired:     http.StatusGone,
 	ServeConsumed:    http.StatusConflict,
 	LineageRequired:  http.StatusUnprocessableEntity,
+	ScanBlocked:      http.StatusUnprocessableEntity,
+	SimulationFence:  http.StatusUnprocessableEntity,
 	Unavailable:      http.StatusServiceUnavailable,
 	JournalBroken:    http.StatusConflict,
 	Internal:         http.StatusInternalServerError,

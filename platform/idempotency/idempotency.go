@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/omlhub/oml/platform/canonjson"
 	"github.com/omlhub/oml/platform/errs"
@@ -110,7 +111,6 @@ func (s *Store) Do(ctx context.Context, scope Scope, req any, write func(ctx con
 		if err != nil {
 			return fmt.Errorf("idempotency: encode response: %w", err)
 		}
-		body = withReplayFlag(body, false)
 		err = s.q.IdempotencyComplete(ctx, conn, dbsqlc.IdempotencyCompleteParams{
 			TenantID: scope.TenantID, KeyID: scope.KeyID, Workarea: scope.Workarea,
 			Operation: scope.Operation, IdempotencyKey: scope.Key, Response: body,
@@ -146,36 +146,32 @@ func (s *Store) replay(ctx context.Context, scope Scope, hash []byte, res *Resul
 	return nil
 }
 
-// Response returns the body to send. A write made under an idempotency key
-// says "idempotent_replay": false; its replays say true.
+// Response returns the body to send; a replay says "idempotent_replay": true.
 func (r Result) Response() json.RawMessage {
 	if !r.Replay {
 		return r.Body
 	}
-	return withReplayFlag(r.Body, true)
+	return withReplayFlag(r.Body)
 }
 
-// withReplayFlag marks an object body written under an idempotency key:
-// the first write appends "idempotent_replay":false as its last member, and
-// a replay turns that into true, so the stored bytes keep their order.
-func withReplayFlag(body []byte, replay bool) []byte {
-	const off, on = `"idempotent_replay":false}`, `"idempotent_replay":true}`
-	if replay {
-		if bytes.HasSuffix(body, []byte(off)) {
-			n := len(body) - len(off)
-			return append(body[:n:n], on...)
-		}
-		return body
+// withReplayFlag marks a replayed object body: an "idempotent_replay":false
+// member (responses that always carry the flag) becomes true; a body without
+// one gets "idempotent_replay":true appended. The stored bytes otherwise keep
+// their order.
+func withReplayFlag(body []byte) []byte {
+	const off, on = `"idempotent_replay":false`, `"idempotent_replay":true`
+	if i := bytes.LastIndex(body, []byte(off)); i >= 0 {
+		return slices.Concat(body[:i], []byte(on), body[i+len(off):])
 	}
 	trimmed := bytes.TrimSpace(body)
 	switch {
 	case len(trimmed) < 2 || trimmed[0] != '{':
 		return body
 	case string(trimmed) == "{}":
-		return []byte("{" + off)
+		return []byte("{" + on + "}")
 	}
 	n := len(trimmed) - 1
-	return append(trimmed[:n:n], ","+off...)
+	return slices.Concat(trimmed[:n], []byte(","+on+"}"))
 }
 
 // Doer is what [Run] needs; *Store implements it and app tests fake it.

@@ -87,9 +87,10 @@ func TestConcurrentDuplicatesWriteOnce(t *testing.T) {
 	if got := count(t, db, `SELECT count(*) FROM platform.idempotency_records`); got != 1 {
 		t.Fatalf("records = %d, want 1", got)
 	}
-	var first response
-	if err := json.Unmarshal(results[0].Response(), &first); err != nil || strings.Count(string(results[0].Response()), "idempotent_replay") != 1 {
-		t.Fatalf("response %s", results[0].Response())
+	for _, r := range results {
+		if n := strings.Count(string(r.Response()), "idempotent_replay"); n != btoi(r.Replay) {
+			t.Fatalf("response %s (replay %v)", r.Response(), r.Replay)
+		}
 	}
 	var replayed response
 	for _, r := range results {
@@ -157,6 +158,28 @@ func TestKeyValidation(t *testing.T) {
 	for _, k := range []string{string(make([]byte, 256)), "a\nb"} {
 		if err := idempotency.CheckKey(k); !errs.Is(err, errs.Validation) {
 			t.Errorf("CheckKey(%q) = %v", k, err)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestReplayFlag(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		`{"a":1,"idempotent_replay":false}`: `{"a":1,"idempotent_replay":true}`,
+		`{"a":1}`:                           `{"a":1,"idempotent_replay":true}`,
+		`{}`:                                `{"idempotent_replay":true}`,
+		`[1]`:                               `[1]`,
+	}
+	for in, want := range cases {
+		if got := (idempotency.Result{Body: []byte(in), Replay: true}).Response(); string(got) != want {
+			t.Errorf("%s → %s, want %s", in, got, want)
 		}
 	}
 }

@@ -60,6 +60,71 @@ type AccessWorkarea struct {
 	UpdatedAt time.Time
 }
 
+type AdmissionArtifact struct {
+	TenantID          string
+	ID                string
+	WorkareaID        string
+	WorkareaIDPath    string
+	ClaimKey          string
+	Version           int32
+	Kind              string
+	Verb              string
+	State             string
+	Text              *string
+	AuthorKeyID       string
+	AuthorPrincipal   string
+	Supersedes        *string
+	SimulationID      *string
+	Findings          []byte
+	Attachments       []byte
+	Envelope          []byte
+	Signature         []byte
+	RequiredApprovals int32
+	Approvals         int32
+	SelfSigned        bool
+	SubmittedAt       time.Time
+	HeldExpiresAt     time.Time
+	SettledAt         *time.Time
+	PromotedAt        *time.Time
+}
+
+type AdmissionPolicy struct {
+	TenantID          string
+	WorkareaID        string
+	WorkareaIDPath    string
+	RequiredApprovals int32
+	HeldTtlSeconds    int32
+	ScanPolicy        string
+	UpdatedAt         time.Time
+}
+
+type AdmissionSerf struct {
+	TenantID          string
+	ID                string
+	ArtifactID        string
+	ReviewerKeyID     string
+	ReviewerPrincipal string
+	SelfSigned        bool
+	ServedAt          time.Time
+	ExpiresAt         time.Time
+	ConsumedAt        *time.Time
+	Verdict           *string
+	Reason            *string
+	Closure           []byte
+}
+
+type AdmissionTenantSetting struct {
+	TenantID              string
+	SelfSignedDevelopment bool
+}
+
+type LineageDerivation struct {
+	TenantID   string
+	ArtifactID string
+	TargetID   string
+	DeclaredAt time.Time
+}
+
 type PlatformIdempotencyRecord struct {
 	TenantID       string
 	KeyID          string

@@ -1,0 +1,52 @@
+package app
+
+import (
+	"context"
+
+	"github.com/omlhub/oml/contexts/access/internal/domain"
+)
+
+// Effective resolves ref for the caller and returns the workarea with the
+// caller's effective scopes there. A workarea the caller holds nothing on
+// is access.not_found, like one that does not exist. Other contexts reach
+// this through their own ports.
+func (s *Service) Effective(ctx context.Context, ref string) (domain.Workarea, domain.Scope, error) {
+	v, err := s.viewOf(ctx)
+	if err != nil {
+		return domain.Workarea{}, 0, err
+	}
+	w, err := s.resolve(ctx, v.caller.TenantID, ref)
+	if err != nil {
+		return domain.Workarea{}, 0, err
+	}
+	have := v.at(w)
+	if have == 0 {
+		return domain.Workarea{}, 0, notFound()
+	}
+	return w, have, nil
+}
+
+// Subtrees returns where the caller holds scope: the id paths of its allow
+// grants carrying it, minus those of its deny grants (a node is inside if
+// it is under an allow path and under no deny path). A role that cannot
+// hold the scope, or a revoked key, gets nothing.
+func (s *Service) Subtrees(ctx context.Context, scope domain.Scope) (allow, deny []string, err error) {
+	v, err := s.viewOf(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if v.access.Revoked || !v.role.Ceiling().Has(scope) {
+		return nil, nil, nil
+	}
+	for _, g := range v.access.Grants {
+		if !g.Scope.Has(scope) {
+			continue
+		}
+		if g.Effect == domain.Deny {
+			deny = append(deny, g.IDPath)
+		} else {
+			allow = append(allow, g.IDPath)
+		}
+	}
+	return allow, deny, nil
+}

@@ -1,0 +1,91 @@
+// Package admission is the admission bounded context: what an agent
+// writes is held until an identity that did not write it ratifies it (R2,
+// R3). It owns claims and their versions, the submission pipeline (scan,
+// signed envelope), review policy, the serve ceremony (D14), verdicts,
+// promotion and held expiry.
+package admission
+
+import (
+	"context"
+	"crypto/ed25519"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/omlhub/oml/contexts/admission/internal/app"
+	"github.com/omlhub/oml/contexts/admission/internal/domain"
+	"github.com/omlhub/oml/contexts/admission/internal/httpapi"
+	"github.com/omlhub/oml/contexts/admission/internal/mcptools"
+	"github.com/omlhub/oml/contexts/admission/internal/postgres"
+	"github.com/omlhub/oml/platform/idempotency"
+	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/pg"
+	"github.com/omlhub/oml/platform/transport"
+)
+
+// The ports other contexts fill, re-exported for cmd/oml-server's wiring.
+type (
+	// Access is the access context as admission needs it.
+	Access = app.Access
+	// Workarea is a workarea with the caller's scopes there.
+	Workarea = app.Workarea
+	// Subtrees are where the caller holds a scope.
+	Subtrees = app.Subtrees
+	// Lineage is the lineage context as admission needs it.
+	Lineage = app.Lineage
+	// Uploads binds completed upload sessions.
+	Uploads = app.Uploads
+	// Index is the retrieval context's serving tier.
+	Index = app.Index
+	// Claim is one version of a claim, as the serving tier receives it.
+	Claim = domain.Claim
+	// Attachment is a bound upload's digest, media type and size.
+	Attachment = domain.Attachment
+)
+
+// Deps are what the context needs from the process.
+type Deps struct {
+	DB          *pg.DB
+	Journal     *journal.Journal
+	Idempotency *idempotency.Store
+	Access      Access
+	Lineage     Lineage
+	Uploads     Uploads
+	Index       Index
+	SigningKey  ed25519.PrivateKey
+	MaxText     int
+	ServeTTL    time.Duration
+	Now         func() time.Time
+}
+
+// Module is the admission context, ready to mount.
+type Module struct {
+	svc  *app.Service
+	http *httpapi.Handlers
+	idem *idempotency.Store
+}
+
+type signer ed25519.PrivateKey
+
+func (s signer) Sign(msg []byte) []byte { return ed25519.Sign(ed25519.PrivateKey(s), msg) }
+
+// New assembles the context.
+func New(d Deps) *Module {
+	svc := app.New(app.Deps{
+		Repo: postgres.New(d.DB), Access: d.Access, Lineage: d.Lineage, Uploads: d.Uploads, Index: d.Index,
+		Signer: signer(d.SigningKey), Journal: d.Journal, Tx: d.DB, Now: d.Now,
+	}, app.Config{MaxTextBytes: d.MaxText, ServeTTL: d.ServeTTL})
+	public := d.SigningKey.Public().(ed25519.PublicKey)
+	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency, public), idem: d.Idempotency}
+}
+
+// Routes registers the HTTP routes (under /v1).
+func (m *Module) Routes(r chi.Router) { m.http.Routes(r) }
+
+// Tools registers the MCP tools.
+func (m *Module) Tools(t *transport.Tools) { mcptools.Register(t, m.svc, m.idem) }
+
+// SweepExpired settles held items past their expiry; safe on every replica.
+func (m *Module) SweepExpired(ctx context.Context, batch int) (int, error) {
+	return m.svc.SweepExpired(ctx, batch)
+}

@@ -1,0 +1,139 @@
+// Package app holds the admission context's use cases: the submission
+// pipeline (remember, learn, supersede), own-work reads, the serve
+// ceremony with verdicts and promotion, held expiry, and review policy. It
+// reaches other contexts and storage only through the ports declared here.
+package app
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/omlhub/oml/contexts/admission/internal/domain"
+	"github.com/omlhub/oml/platform/journal"
+)
+
+// ErrNotFound and ErrConflict are what repositories return for a missing
+// row and a uniqueness clash.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("conflict")
+)
+
+// Workarea is a workarea as the caller may use it (from the access context).
+type Workarea struct {
+	ID     string
+	Path   string
+	IDPath string
+	Status string // development | committed | validated
+	Root   bool
+	Reader bool
+	Writer bool
+	Admin  bool
+}
+
+// Subtrees are where the caller holds one scope: inside an allowed id path
+// and outside every denied one.
+type Subtrees struct {
+	Allow []string
+	Deny  []string
+}
+
+// Access is the access context as admission needs it.
+type Access interface {
+	// Workarea resolves ref (id or path) for the caller; a workarea the
+	// caller holds nothing on is access.not_found.
+	Workarea(ctx context.Context, ref string) (Workarea, error)
+	// WorkareaByID is Workarea for an id admission stored.
+	WorkareaByID(ctx context.Context, id string) (Workarea, error)
+	// Subtrees returns where the caller holds scope (reader, writer,
+	// dreamer.review, …) after role caps and denies.
+	Subtrees(ctx context.Context, scope string) (Subtrees, error)
+}
+
+// Lineage is the lineage context: declared derivations and closures.
+type Lineage interface {
+	// Declare records that artifact derives from targets, in the caller's
+	// unit of work.
+	Declare(ctx context.Context, tenant, artifact string, targets []string, at time.Time) error
+	// Closure returns every artifact the given one derives from,
+	// transitively (at most limit).
+	Closure(ctx context.Context, tenant, artifact string, limit int) ([]string, error)
+	// Parents lists what artifact derives from directly.
+	Parents(ctx context.Context, tenant, artifact string) ([]string, error)
+}
+
+// Uploads binds completed upload sessions to a submission (the attachments
+// context). An unknown, foreign or incomplete session is refused.
+type Uploads interface {
+	Bind(ctx context.Context, tenant, keyID, artifact string, sessions []string) ([]domain.Attachment, error)
+}
+
+// Index is the retrieval context's serving tier: told in the same unit of
+// work when a claim is promoted or leaves recall.
+type Index interface {
+	Promoted(ctx context.Context, c domain.Claim) error
+	Withdrawn(ctx context.Context, tenant, artifact string) error
+}
+
+// Signer signs submission envelopes with the deployment key.
+type Signer interface {
+	Sign(msg []byte) []byte
+}
+
+// Journal appends events in the caller's unit of work.
+type Journal interface {
+	Append(ctx context.Context, tenant string, e journal.Event) (journal.Appended, error)
+}
+
+// Transactor runs fn in one unit of work.
+type Transactor interface {
+	InTx(ctx context.Context, fn func(ctx context.Context) error) error
+}
+
+// MineFilter selects a key's own submissions, newest first.
+type MineFilter struct {
+	WorkareaID string
+	State      domain.State
+	Before     string // cursor: artifact ids sort by time
+	Limit      int
+}
+
+// QueueFilter selects review candidates for a reviewer.
+type QueueFilter struct {
+	Within    Subtrees
+	Principal string // never serve an item this principal already judged
+	Skip      []string
+	Now       time.Time
+	Limit     int
+}
+
+// Repository is admission's storage. Calls run in the unit of work carried
+// by ctx when there is one.
+type Repository interface {
+	ClaimInsert(ctx context.Context, c domain.Claim, envelope, signature []byte) error
+	// ClaimKeyHolder returns the newest non-erased version with that key
+	// in the workarea (ErrNotFound if none).
+	ClaimKeyHolder(ctx context.Context, tenant, workarea, claimKey string) (domain.Claim, error)
+	ClaimGet(ctx context.Context, tenant, id string) (domain.Claim, error)
+	ClaimGetForUpdate(ctx context.Context, tenant, id string) (domain.Claim, error)
+	ClaimsByIDs(ctx context.Context, tenant string, ids []string) ([]domain.Claim, error)
+	ClaimUpdate(ctx context.Context, c domain.Claim) error
+	Mine(ctx context.Context, tenant, keyID string, f MineFilter) ([]domain.Claim, error)
+
+	// QueueCandidates locks (SKIP LOCKED) held, unexpired, unleased items
+	// inside f.Within, oldest first.
+	QueueCandidates(ctx context.Context, tenant string, f QueueFilter) ([]domain.Claim, error)
+	ServeInsert(ctx context.Context, tenant string, s domain.Serve) error
+	ServeGetForUpdate(ctx context.Context, tenant, id string) (domain.Serve, error)
+	ServeDecide(ctx context.Context, tenant string, s domain.Serve, v domain.Verdict, reason string) error
+
+	PolicyAt(ctx context.Context, tenant, idPath string) (domain.Policy, error)
+	PolicySet(ctx context.Context, tenant, workareaID, idPath string, p domain.Policy) error
+	SelfSignedDevelopment(ctx context.Context, tenant string) (bool, error)
+	SetSelfSignedDevelopment(ctx context.Context, tenant string, on bool) error
+
+	// ExpireDue moves held items past their expiry to expired (SKIP
+	// LOCKED, so replicas share the work) and returns them.
+	ExpireDue(ctx context.Context, now time.Time, limit int) ([]domain.Claim, error)
+}

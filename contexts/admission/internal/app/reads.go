@@ -1,0 +1,177 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/omlhub/oml/contexts/admission/internal/domain"
+	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/ids"
+	"github.com/omlhub/oml/platform/journal"
+)
+
+// Mine lists the caller's own submissions, newest first. Items past their
+// expiry are settled before they are shown.
+type Mine struct {
+	Workarea string // ref; "" for all
+	State    string
+	Limit    int
+	Cursor   string
+}
+
+// MaxMineLimit caps one page of own work.
+const MaxMineLimit = 200
+
+// MinePage is a page of own work and the cursor of the next one.
+type MinePage struct {
+	Items      []domain.Claim
+	NextCursor string
+}
+
+// MyWork lists the caller's own submissions.
+func (s *Service) MyWork(ctx context.Context, q Mine) (MinePage, error) {
+	caller, err := contentCaller(ctx, "own-work view")
+	if err != nil {
+		return MinePage{}, err
+	}
+	f := MineFilter{Limit: q.Limit, Before: q.Cursor}
+	switch {
+	case f.Limit == 0:
+		f.Limit = 50
+	case f.Limit < 1 || f.Limit > MaxMineLimit:
+		return MinePage{}, errs.New(errs.LimitSize, "pages are bounded", "limit must be 1–%d, got %d", MaxMineLimit, q.Limit)
+	}
+	if f.Before != "" && !ids.Has(ids.Artifact, f.Before) {
+		return MinePage{}, errs.Invalid("cursor %q is not one this API returned", q.Cursor)
+	}
+	if q.State != "" {
+		if f.State, err = domain.ParseState(q.State); err != nil {
+			return MinePage{}, err
+		}
+	}
+	if q.Workarea != "" {
+		w, err := s.Access.Workarea(ctx, q.Workarea)
+		if err != nil {
+			return MinePage{}, err
+		}
+		f.WorkareaID = w.ID
+	}
+	items, err := s.Repo.Mine(ctx, caller.TenantID, caller.KeyID, f)
+	if err != nil {
+		return MinePage{}, fmt.Errorf("list own work: %w", err)
+	}
+	for i := range items {
+		if items[i], err = s.settle(ctx, items[i]); err != nil {
+			return MinePage{}, err
+		}
+	}
+	page := MinePage{Items: items}
+	if len(items) == f.Limit {
+		page.NextCursor = items[len(items)-1].ID
+	}
+	return page, nil
+}
+
+// Artifact returns one claim as the caller may see it: its author always,
+// readers of its workarea once promoted. Reviewers see held items only
+// through their serve. Everything else is access.not_found (R3).
+func (s *Service) Artifact(ctx context.Context, id string) (ArtifactView, error) {
+	caller, err := contentCaller(ctx, "content view")
+	if err != nil {
+		return ArtifactView{}, err
+	}
+	if !ids.Has(ids.Artifact, id) {
+		return ArtifactView{}, artifactNotFound()
+	}
+	c, err := s.Repo.ClaimGet(ctx, caller.TenantID, id)
+	if errors.Is(err, ErrNotFound) {
+		return ArtifactView{}, artifactNotFound()
+	}
+	if err != nil {
+		return ArtifactView{}, fmt.Errorf("load artifact: %w", err)
+	}
+	if c, err = s.settle(ctx, c); err != nil {
+		return ArtifactView{}, err
+	}
+	v := ArtifactView{Claim: c, Author: c.AuthorPrincipal == caller.PrincipalID}
+	if !v.Author {
+		if c.State != domain.StatePromoted {
+			return ArtifactView{}, artifactNotFound()
+		}
+		readable, err := s.Access.Subtrees(ctx, "reader")
+		if err != nil {
+			return ArtifactView{}, err
+		}
+		if !within(c.WorkareaIDPath, readable) {
+			return ArtifactView{}, artifactNotFound()
+		}
+	}
+	if v.Parents, err = s.Lineage.Parents(ctx, caller.TenantID, c.ID); err != nil {
+		return ArtifactView{}, fmt.Errorf("load lineage: %w", err)
+	}
+	return v, nil
+}
+
+// ArtifactView is an artifact as shown: the claim, what it derives from,
+// and whether the caller wrote it.
+type ArtifactView struct {
+	Claim   domain.Claim
+	Parents []string
+	Author  bool
+}
+
+// settle moves a held claim past its expiry to expired (journalled)
+// before anyone is shown it, so no read shows an item as held that can no
+// longer be promoted.
+func (s *Service) settle(ctx context.Context, c domain.Claim) (domain.Claim, error) {
+	now := s.now()
+	if !c.Expired(now) {
+		return c, nil
+	}
+	err := s.Tx.InTx(ctx, func(ctx context.Context) error {
+		cur, err := s.Repo.ClaimGetForUpdate(ctx, c.TenantID, c.ID)
+		if err != nil {
+			return fmt.Errorf("lock claim: %w", err)
+		}
+		if !cur.Expired(now) { // another replica settled it
+			c = cur
+			return nil
+		}
+		cur.State, cur.SettledAt = domain.StateExpired, &now
+		if err := s.Repo.ClaimUpdate(ctx, cur); err != nil {
+			return fmt.Errorf("expire claim: %w", err)
+		}
+		c = cur
+		return s.recordExpiry(ctx, cur)
+	})
+	return c, err
+}
+
+func (s *Service) recordExpiry(ctx context.Context, c domain.Claim) error {
+	return s.record(ctx, c.TenantID, journal.Event{
+		Type: "lifecycle.expire", Actor: "system:expiry", Workarea: c.WorkareaID, Subject: subject(c),
+		Payload: map[string]any{"held_expires_at": c.HeldExpiresAt},
+	})
+}
+
+// SweepExpired expires held items past their expiry, in batches, on any
+// replica (rows are claimed with SKIP LOCKED). It returns how many it
+// settled.
+func (s *Service) SweepExpired(ctx context.Context, batch int) (int, error) {
+	var n int
+	err := s.Tx.InTx(ctx, func(ctx context.Context) error {
+		due, err := s.Repo.ExpireDue(ctx, s.now(), batch)
+		if err != nil {
+			return fmt.Errorf("expire due items: %w", err)
+		}
+		for _, c := range due {
+			if err := s.recordExpiry(ctx, c); err != nil {
+				return err
+			}
+		}
+		n = len(due)
+		return nil
+	})
+	return n, err
+}

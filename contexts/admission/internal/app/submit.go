@@ -1,0 +1,225 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/omlhub/oml/contexts/admission/internal/domain"
+	"github.com/omlhub/oml/platform/auth"
+	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/ids"
+	"github.com/omlhub/oml/platform/journal"
+)
+
+// Receipt is what a submission returns: accepted for review, never
+// published.
+type Receipt struct {
+	Claim            domain.Claim
+	AttachmentsBound int
+	LineageDeclared  int
+}
+
+// ResolveWorkarea returns the id of the workarea ref names for the caller
+// (idempotency records are scoped by it).
+func (s *Service) ResolveWorkarea(ctx context.Context, ref string) (string, error) {
+	w, err := s.Access.Workarea(ctx, ref)
+	return w.ID, err
+}
+
+// Submit runs the admission pipeline for one submission in one unit of
+// work: validate, check the target and the caller's access, the lineage
+// targets (readable, simulation fence), bind uploads, scan, seal the
+// envelope, insert the claim held, declare its lineage, journal it.
+func (s *Service) Submit(ctx context.Context, sub domain.Submission) (Receipt, error) {
+	caller, err := contentCaller(ctx, "submissions")
+	if err != nil {
+		return Receipt{}, err
+	}
+	kind, err := domain.ParseKind(string(sub.Kind))
+	if err != nil {
+		return Receipt{}, err
+	}
+	sub.Kind = kind
+	if err := sub.Validate(s.cfg.MaxTextBytes); err != nil {
+		return Receipt{}, err
+	}
+	var out Receipt
+	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
+		var err error
+		out, err = s.submit(ctx, caller, sub)
+		return err
+	})
+	return out, err
+}
+
+func (s *Service) submit(ctx context.Context, caller auth.Caller, sub domain.Submission) (Receipt, error) {
+	w, err := s.writableWorkarea(ctx, sub.Workarea)
+	if err != nil {
+		return Receipt{}, err
+	}
+	now := s.now()
+	c := domain.Claim{
+		ID: ids.New(ids.Artifact), TenantID: caller.TenantID, WorkareaID: w.ID, WorkareaIDPath: w.IDPath,
+		ClaimKey: sub.ClaimKey, Version: 1, Kind: sub.Kind, Verb: sub.Verb, State: domain.StateHeld,
+		Text: sub.Text, AuthorKeyID: caller.KeyID, AuthorPrincipal: caller.PrincipalID,
+		SimulationID: sub.SimulationID, DerivesFrom: sub.DerivesFrom, SubmittedAt: now,
+	}
+	if err := s.placeVersion(ctx, &c, sub); err != nil {
+		return Receipt{}, err
+	}
+	if err := s.checkLineage(ctx, c); err != nil {
+		return Receipt{}, err
+	}
+	if len(sub.Uploads) > 0 {
+		if c.Attachments, err = s.Uploads.Bind(ctx, caller.TenantID, caller.KeyID, c.ID, sub.Uploads); err != nil {
+			return Receipt{}, err
+		}
+	}
+	policy, err := s.Repo.PolicyAt(ctx, caller.TenantID, w.IDPath)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("load review policy: %w", err)
+	}
+	c.Findings = domain.Scan(c.Text)
+	if len(c.Findings) > 0 && policy.Scan == domain.ScanBlock {
+		return Receipt{}, scanBlocked(c.Findings)
+	}
+	c.RequiredApprovals = policy.RequiredApprovals
+	c.HeldExpiresAt = now.Add(policy.HeldTTL)
+
+	body, sig, err := s.sealEnvelope(c)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("seal envelope: %w", err)
+	}
+	c.Envelope, c.Signature = body, sig
+	if err := s.Repo.ClaimInsert(ctx, c, body, sig); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return Receipt{}, claimKeyConflict(c)
+		}
+		return Receipt{}, fmt.Errorf("insert claim: %w", err)
+	}
+	if len(c.DerivesFrom) > 0 {
+		if err := s.Lineage.Declare(ctx, caller.TenantID, c.ID, c.DerivesFrom, now); err != nil {
+			return Receipt{}, fmt.Errorf("declare lineage: %w", err)
+		}
+	}
+	// The journal append takes the tenant's chain lock; it comes last so
+	// the lock is held only until commit.
+	err = s.record(ctx, caller.TenantID, journal.Event{
+		Type: "submission." + string(c.Verb), Actor: caller.KeyID, Workarea: c.WorkareaID, Subject: subject(c),
+		Payload: map[string]any{
+			"kind": c.Kind, "derives_from": c.DerivesFrom, "supersedes": c.Supersedes, "attachments": len(c.Attachments),
+			"findings": len(c.Findings), "held_expires_at": c.HeldExpiresAt, "envelope_sha256": sha256Hex(body),
+		},
+	})
+	return Receipt{Claim: c, AttachmentsBound: len(c.Attachments), LineageDeclared: len(c.DerivesFrom)}, err
+}
+
+// writableWorkarea resolves the target and applies the write rules: the
+// caller must see it, it must not be frozen or universe itself, and the
+// caller must hold writer there.
+func (s *Service) writableWorkarea(ctx context.Context, ref string) (Workarea, error) {
+	w, err := s.Access.Workarea(ctx, ref)
+	if err != nil {
+		return w, err
+	}
+	switch {
+	case w.Status == "validated":
+		return w, errs.New(errs.Frozen, "status ladder: a validated workarea refuses new writes (D8)",
+			"workarea %s is validated; writes are refused. Demote, erasure and crew-metadata update are its only admissible mutations, none on this surface.", w.ID)
+	case w.Root:
+		return w, errs.New(errs.Frozen, "universe is the tenant's root: write into a workarea below it (D8)",
+			"workarea %s is universe; submissions go into a workarea below it", w.ID)
+	case !w.Writer:
+		return w, errs.New(errs.Denied, "writing needs writer effective access on the node (D7)",
+			"this key has no writer access on workarea %s", w.ID)
+	}
+	return w, nil
+}
+
+// placeVersion sets the claim's key and version: a new claim takes a free
+// key; a supersession continues the caller's own claim.
+func (s *Service) placeVersion(ctx context.Context, c *domain.Claim, sub domain.Submission) error {
+	if sub.Supersedes == "" {
+		_, err := s.Repo.ClaimKeyHolder(ctx, c.TenantID, c.WorkareaID, c.ClaimKey)
+		if err == nil {
+			return claimKeyConflict(*c)
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("look up claim key: %w", err)
+		}
+		return nil
+	}
+	prev, err := s.Repo.ClaimGet(ctx, c.TenantID, sub.Supersedes)
+	if errors.Is(err, ErrNotFound) || (err == nil && (prev.AuthorPrincipal != c.AuthorPrincipal || prev.State == domain.StateErased)) {
+		return errs.New(errs.NotFound, "supersedes names one of the caller's own claims (fail closed)",
+			"supersedes names no claim of this key's principal")
+	}
+	if err != nil {
+		return fmt.Errorf("load superseded claim: %w", err)
+	}
+	if prev.WorkareaID != c.WorkareaID {
+		return errs.Invalid("supersedes: the new version goes into the claim's workarea %s", prev.WorkareaID)
+	}
+	if sub.ClaimKey != "" && sub.ClaimKey != prev.ClaimKey {
+		return errs.Invalid("supersedes: claim_key is %q, not %q", prev.ClaimKey, sub.ClaimKey)
+	}
+	latest, err := s.Repo.ClaimKeyHolder(ctx, c.TenantID, c.WorkareaID, prev.ClaimKey)
+	if err != nil {
+		return fmt.Errorf("look up latest version: %w", err)
+	}
+	c.ClaimKey, c.Version, c.Supersedes = prev.ClaimKey, latest.Version+1, prev.ID
+	return nil
+}
+
+// checkLineage: every derives_from target must be readable by the caller
+// (else access.not_found, fail closed), and deriving from a simulation row
+// requires that simulation's id (D10).
+func (s *Service) checkLineage(ctx context.Context, c domain.Claim) error {
+	if c.SimulationID != "" {
+		// No simulation has an audience this key belongs to yet.
+		return errs.New(errs.NotFound, "simulations are served only to their audience (D10)", "no simulation with that id for this key")
+	}
+	if len(c.DerivesFrom) == 0 {
+		return nil
+	}
+	readable, err := s.Access.Subtrees(ctx, "reader")
+	if err != nil {
+		return err
+	}
+	targets, err := s.Repo.ClaimsByIDs(ctx, c.TenantID, c.DerivesFrom)
+	if err != nil {
+		return fmt.Errorf("load lineage targets: %w", err)
+	}
+	byID := make(map[string]domain.Claim, len(targets))
+	for _, t := range targets {
+		byID[t.ID] = t
+	}
+	for i, id := range c.DerivesFrom {
+		t, ok := byID[id]
+		if !ok || !t.VisibleTo(c.AuthorPrincipal) || !within(t.WorkareaIDPath, readable) {
+			return errs.New(errs.NotFound, "lineage targets must be readable by the submitting key (fail closed)",
+				"derives_from[%d] names no artifact readable by this key", i)
+		}
+		if t.SimulationID != "" && t.SimulationID != c.SimulationID {
+			return errs.New(errs.SimulationFence, "a submission deriving from a simulation row carries its simulation_id (D10)",
+				"derives_from[%d] is a simulation row; carry its simulation_id", i)
+		}
+	}
+	return nil
+}
+
+func claimKeyConflict(c domain.Claim) error {
+	return errs.New(errs.ClaimKeyConflict, "claim_key is unique per workarea over non-erased claims; a new version uses supersedes",
+		"claim_key %q is taken in workarea %s", c.ClaimKey, c.WorkareaID)
+}
+
+func scanBlocked(f []domain.Finding) error {
+	rules := make([]string, 0, len(f))
+	for _, x := range f {
+		rules = append(rules, x.Rule)
+	}
+	return errs.New(errs.ScanBlocked, "the workarea's review policy blocks submissions with scan findings",
+		"the text has %d finding(s): %s", len(f), strings.Join(rules, ", "))
+}

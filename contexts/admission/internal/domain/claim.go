@@ -1,0 +1,199 @@
+// Package domain holds the admission context's rules: what a submission
+// is, the claim lifecycle (held → promoted | rejected | expired, promoted →
+// demoted, any → erased), review policy and independence (R2, R3), the
+// serve lease (D14) and the built-in scanner. It imports the standard
+// library and platform/{errs,ids} only.
+package domain
+
+import (
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/omlhub/oml/platform/errs"
+)
+
+// Kind is what a claim is.
+type Kind string
+
+// The kinds.
+const (
+	KindMemory      Kind = "memory"
+	KindDerivedFact Kind = "derived_fact"
+	KindSteering    Kind = "steering"
+)
+
+// ParseKind reads a kind; "" is memory.
+func ParseKind(s string) (Kind, error) {
+	switch Kind(s) {
+	case "":
+		return KindMemory, nil
+	case KindMemory, KindDerivedFact, KindSteering:
+		return Kind(s), nil
+	}
+	return "", errs.Invalid("kind %q: want memory, derived_fact or steering", s)
+}
+
+// State is where a claim stands.
+type State string
+
+// The states.
+const (
+	StateHeld     State = "held"
+	StatePromoted State = "promoted"
+	StateRejected State = "rejected"
+	StateExpired  State = "expired"
+	StateDemoted  State = "demoted"
+	StateErased   State = "erased"
+)
+
+// ParseState reads a state filter.
+func ParseState(s string) (State, error) {
+	switch State(s) {
+	case StateHeld, StatePromoted, StateRejected, StateExpired, StateDemoted, StateErased:
+		return State(s), nil
+	}
+	return "", errs.Invalid("state %q: want held, promoted, rejected, expired, demoted or erased", s)
+}
+
+// Verb is how a claim was submitted.
+type Verb string
+
+// The submission verbs.
+const (
+	VerbRemember Verb = "remember"
+	VerbLearn    Verb = "learn"
+)
+
+// Limits a submission must respect.
+const (
+	MaxDerivesFrom  = 64
+	MaxAttachments  = 16
+	MaxClaimKeyLen  = 128
+	DefaultTextSize = 256 << 10
+)
+
+var claimKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$`)
+
+// Submission is a validated request to remember or learn.
+type Submission struct {
+	Verb         Verb
+	Workarea     string // ref as given; resolved by the access port
+	ClaimKey     string
+	Kind         Kind
+	Text         string
+	DerivesFrom  []string
+	Uploads      []string // upload session ids
+	Supersedes   string   // artifact id of the caller's claim this versions
+	SimulationID string
+}
+
+// Validate checks what can be checked without storage.
+func (s *Submission) Validate(maxText int) error {
+	if s.Verb != VerbRemember && s.Verb != VerbLearn {
+		return errs.Invalid("verb %q: want remember or learn", s.Verb)
+	}
+	if s.Workarea == "" {
+		return errs.Invalid("workarea is required")
+	}
+	if s.Supersedes == "" && !claimKey.MatchString(s.ClaimKey) {
+		return errs.Invalid("claim_key %q: want 1–128 characters of letters, digits and . _ : / @ -, starting with a letter or digit", s.ClaimKey)
+	}
+	if s.ClaimKey != "" && !claimKey.MatchString(s.ClaimKey) {
+		return errs.Invalid("claim_key %q: want 1–128 characters of letters, digits and . _ : / @ -", s.ClaimKey)
+	}
+	if s.Verb == VerbLearn {
+		if len(s.DerivesFrom) == 0 {
+			return errs.New(errs.LineageRequired,
+				"oml_learn declares its lineage: derives_from must be non-empty (use oml_remember with kind derived_fact otherwise)",
+				"derives_from is empty; a learned fact names the artifacts it derives from")
+		}
+		if s.Kind == KindMemory || s.Kind == "" {
+			s.Kind = KindDerivedFact
+		}
+		if s.Kind != KindDerivedFact {
+			return errs.Invalid("learn submits kind derived_fact, not %s", s.Kind)
+		}
+	}
+	if strings.TrimSpace(s.Text) == "" {
+		return errs.Invalid("text is required")
+	}
+	if !utf8.ValidString(s.Text) {
+		return errs.Invalid("text is not valid UTF-8")
+	}
+	if len(s.Text) > maxText {
+		return errs.New(errs.LimitSize, "claim text is bounded (OML_MAX_TEXT_BYTES)", "text is %d bytes; the limit is %d", len(s.Text), maxText)
+	}
+	if len(s.DerivesFrom) > MaxDerivesFrom {
+		return errs.Invalid("derives_from names %d artifacts; at most %d", len(s.DerivesFrom), MaxDerivesFrom)
+	}
+	if len(s.Uploads) > MaxAttachments {
+		return errs.Invalid("attachments names %d sessions; at most %d", len(s.Uploads), MaxAttachments)
+	}
+	seen := map[string]bool{}
+	for _, d := range s.DerivesFrom {
+		if seen[d] {
+			return errs.Invalid("derives_from names %s twice", d)
+		}
+		seen[d] = true
+	}
+	return nil
+}
+
+// Claim is one version of a claim: an artifact.
+type Claim struct {
+	ID                string
+	TenantID          string
+	WorkareaID        string
+	WorkareaIDPath    string
+	ClaimKey          string
+	Version           int
+	Kind              Kind
+	Verb              Verb
+	State             State
+	Text              string
+	AuthorKeyID       string
+	AuthorPrincipal   string
+	Supersedes        string
+	SimulationID      string
+	DerivesFrom       []string
+	Findings          []Finding
+	Attachments       []Attachment
+	RequiredApprovals int
+	Approvals         int
+	SelfSigned        bool
+	SubmittedAt       time.Time
+	HeldExpiresAt     time.Time
+	PromotedAt        *time.Time
+	SettledAt         *time.Time
+	// Envelope is the signed canonical record of the submission and
+	// Signature its Ed25519 signature by the deployment key.
+	Envelope  []byte
+	Signature []byte
+}
+
+// Attachment is a bound upload: its plaintext digest and what it is.
+type Attachment struct {
+	SHA256    string
+	MediaType string
+	SizeBytes int64
+}
+
+// Expired reports whether a held claim is past its expiry at now.
+func (c Claim) Expired(now time.Time) bool {
+	return c.State == StateHeld && !now.Before(c.HeldExpiresAt)
+}
+
+// VisibleTo reports whether the claim's content may be shown to a key of
+// principal (R3): promoted claims to readers, held ones only to their
+// author (reviewers see them through a serve).
+func (c Claim) VisibleTo(principal string) bool {
+	switch c.State {
+	case StatePromoted:
+		return true
+	case StateErased:
+		return false
+	}
+	return c.AuthorPrincipal == principal
+}

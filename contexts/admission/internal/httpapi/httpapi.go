@@ -1,0 +1,268 @@
+// Package httpapi serves the admission context's /v1 routes: submissions,
+// own work, artifacts, the serve ceremony (HTTP only, never MCP), review
+// policies and the signing key.
+package httpapi
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/omlhub/oml/contexts/admission/internal/app"
+	"github.com/omlhub/oml/contexts/admission/internal/domain"
+	"github.com/omlhub/oml/contexts/admission/internal/wire"
+	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/idempotency"
+	"github.com/omlhub/oml/platform/transport"
+)
+
+// Handlers serve the routes.
+type Handlers struct {
+	svc    *app.Service
+	idem   idempotency.Doer
+	public ed25519.PublicKey
+}
+
+// New returns the handlers.
+func New(svc *app.Service, idem idempotency.Doer, public ed25519.PublicKey) *Handlers {
+	return &Handlers{svc: svc, idem: idem, public: public}
+}
+
+// Routes registers the routes on r (mounted at /v1).
+func (h *Handlers) Routes(r chi.Router) {
+	r.Post("/memories", transport.Handler(h.submit))
+	r.Get("/memories/mine", transport.Handler(h.mine))
+	r.Get("/artifacts/{id}", transport.Handler(h.artifact))
+	r.Post("/reviews/serve", transport.Handler(h.serve))
+	r.Post("/reviews/{serve_id}/verdict", transport.Handler(h.verdict))
+	r.Get("/workareas/{id}/review-policy", transport.Handler(h.getPolicy))
+	r.Put("/workareas/{id}/review-policy", transport.Handler(h.putPolicy))
+	r.Put("/review-settings", transport.Handler(h.putSettings))
+	r.Get("/signing-key", transport.Handler(h.signingKey))
+}
+
+func (h *Handlers) submit(w http.ResponseWriter, r *http.Request) error {
+	var in wire.MemoryIn
+	if err := transport.Decode(r, &in); err != nil {
+		return err
+	}
+	key, err := transport.IdempotencyKey(r, in.IdempotencyKey)
+	if err != nil {
+		return err
+	}
+	out, err := wire.Submit(r.Context(), h.svc, h.idem, in, key)
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusCreated, out.Body())
+	return nil
+}
+
+func (h *Handlers) mine(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	limit := 0
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return errs.Invalid("limit: want an integer, got %q", v)
+		}
+		limit = n
+	}
+	page, err := h.svc.MyWork(r.Context(), app.Mine{Workarea: q.Get("workarea"), State: q.Get("state"), Limit: limit, Cursor: q.Get("cursor")})
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, wire.ToMyWork(page))
+	return nil
+}
+
+func (h *Handlers) artifact(w http.ResponseWriter, r *http.Request) error {
+	v, err := h.svc.Artifact(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, wire.ToArtifact(v.Claim, v.Parents, v.Author))
+	return nil
+}
+
+// servedItem is what a reviewer is shown with its serve.
+type servedItem struct {
+	ArtifactID        string            `json:"artifact_id"`
+	ClaimKey          string            `json:"claim_key"`
+	Version           int               `json:"version"`
+	Kind              string            `json:"kind"`
+	Workarea          string            `json:"workarea"`
+	Text              string            `json:"text"`
+	DerivesFrom       []string          `json:"derives_from"`
+	Lineage           []string          `json:"lineage_closure"`
+	Findings          []wire.Finding    `json:"findings"`
+	Attachments       []wire.Attachment `json:"attachments"`
+	SubmittedAt       time.Time         `json:"submitted_at"`
+	HeldExpiresAt     time.Time         `json:"held_expires_at"`
+	Approvals         int               `json:"approvals"`
+	RequiredApprovals int               `json:"required_approvals"`
+}
+
+type serveResponse struct {
+	ServeID    string     `json:"serve_id"`
+	ExpiresAt  time.Time  `json:"expires_at"`
+	SelfSigned bool       `json:"self_signed"`
+	Item       servedItem `json:"item"`
+}
+
+// serve leases the next eligible item; 204 when there is none.
+func (h *Handlers) serve(w http.ResponseWriter, r *http.Request) error {
+	if r.ContentLength > 0 {
+		var empty struct{}
+		if err := transport.Decode(r, &empty); err != nil {
+			return err
+		}
+	}
+	s, ok, err := h.svc.ServeNext(r.Context())
+	if err != nil {
+		return err
+	}
+	if !ok {
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	c := s.Claim
+	transport.WriteJSON(w, http.StatusOK, serveResponse{
+		ServeID: s.Serve.ID, ExpiresAt: s.Serve.ExpiresAt.UTC(), SelfSigned: s.Serve.SelfSigned,
+		Item: servedItem{
+			ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: string(c.Kind), Workarea: c.WorkareaID,
+			Text: c.Text, DerivesFrom: orEmpty(s.Parents), Lineage: orEmpty(s.Serve.Closure),
+			Findings: wire.ToFindings(c.Findings), Attachments: wire.ToAttachments(c.Attachments),
+			SubmittedAt: c.SubmittedAt.UTC(), HeldExpiresAt: c.HeldExpiresAt.UTC(),
+			Approvals: c.Approvals, RequiredApprovals: c.RequiredApprovals,
+		},
+	})
+	return nil
+}
+
+type verdictRequest struct {
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+type verdictResponse struct {
+	ServeID           string     `json:"serve_id"`
+	ArtifactID        string     `json:"artifact_id"`
+	Verdict           string     `json:"verdict"`
+	State             string     `json:"state"`
+	Approvals         int        `json:"approvals"`
+	RequiredApprovals int        `json:"required_approvals"`
+	SelfSigned        bool       `json:"self_signed"`
+	PromotedAt        *time.Time `json:"promoted_at,omitempty"`
+}
+
+func (h *Handlers) verdict(w http.ResponseWriter, r *http.Request) error {
+	var req verdictRequest
+	if err := transport.Decode(r, &req); err != nil {
+		return err
+	}
+	serveID := chi.URLParam(r, "serve_id")
+	d, err := h.svc.Verdict(r.Context(), serveID, req.Verdict, req.Reason)
+	if err != nil {
+		return err
+	}
+	c := d.Claim
+	out := verdictResponse{
+		ServeID: serveID, ArtifactID: c.ID, Verdict: string(d.Verdict), State: string(c.State),
+		Approvals: c.Approvals, RequiredApprovals: c.RequiredApprovals, SelfSigned: c.SelfSigned,
+	}
+	if c.PromotedAt != nil {
+		t := c.PromotedAt.UTC()
+		out.PromotedAt = &t
+	}
+	transport.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+type policyBody struct {
+	RequiredApprovals     int    `json:"required_approvals"`
+	HeldTTLSeconds        int64  `json:"held_ttl_seconds"`
+	Scan                  string `json:"scan"`
+	SelfSignedDevelopment bool   `json:"self_signed_development"`
+	Workarea              string `json:"workarea"`
+}
+
+func toPolicyBody(w app.Workarea, p domain.Policy) policyBody {
+	return policyBody{
+		RequiredApprovals: p.RequiredApprovals, HeldTTLSeconds: int64(p.HeldTTL / time.Second), Scan: string(p.Scan),
+		SelfSignedDevelopment: p.SelfSignedDevelopment, Workarea: w.ID,
+	}
+}
+
+func (h *Handlers) getPolicy(w http.ResponseWriter, r *http.Request) error {
+	wa, p, err := h.svc.PolicyAt(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, toPolicyBody(wa, p))
+	return nil
+}
+
+type putPolicyRequest struct {
+	RequiredApprovals int    `json:"required_approvals"`
+	HeldTTLSeconds    int64  `json:"held_ttl_seconds"`
+	Scan              string `json:"scan"`
+}
+
+func (h *Handlers) putPolicy(w http.ResponseWriter, r *http.Request) error {
+	var req putPolicyRequest
+	if err := transport.Decode(r, &req); err != nil {
+		return err
+	}
+	p := domain.Policy{RequiredApprovals: req.RequiredApprovals, HeldTTL: time.Duration(req.HeldTTLSeconds) * time.Second, Scan: domain.ScanPolicy(req.Scan)}
+	wa, p, err := h.svc.SetPolicy(r.Context(), chi.URLParam(r, "id"), p)
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, toPolicyBody(wa, p))
+	return nil
+}
+
+func (h *Handlers) putSettings(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		SelfSignedDevelopment *bool `json:"self_signed_development"`
+	}
+	if err := transport.Decode(r, &req); err != nil {
+		return err
+	}
+	if req.SelfSignedDevelopment == nil {
+		return errs.Invalid("self_signed_development is required")
+	}
+	if err := h.svc.SetSelfSignedDevelopment(r.Context(), *req.SelfSignedDevelopment); err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, map[string]bool{"self_signed_development": *req.SelfSignedDevelopment})
+	return nil
+}
+
+// signingKey publishes the deployment's Ed25519 public key, so anyone can
+// verify a submission envelope.
+func (h *Handlers) signingKey(w http.ResponseWriter, r *http.Request) error {
+	sum := sha256.Sum256(h.public)
+	transport.WriteJSON(w, http.StatusOK, map[string]string{
+		"algorithm":  "Ed25519",
+		"public_key": base64.StdEncoding.EncodeToString(h.public),
+		"key_id":     hex.EncodeToString(sum[:8]),
+		"signs":      "the canonical JSON bytes of each artifact's envelope (RFC 8785 style); signatures are base64",
+	})
+	return nil
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,306 @@
+// Package postgres is the admission context's storage adapter: app.Repository
+// over the admission schema with sqlc, translating driver errors at the
+// boundary.
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/omlhub/oml/contexts/admission/internal/app"
+	"github.com/omlhub/oml/contexts/admission/internal/domain"
+	"github.com/omlhub/oml/contexts/admission/internal/postgres/dbsqlc"
+	"github.com/omlhub/oml/platform/pg"
+)
+
+// Repository implements app.Repository.
+type Repository struct {
+	db *pg.DB
+	q  *dbsqlc.Queries
+}
+
+var _ app.Repository = (*Repository)(nil)
+
+// New returns a repository on db.
+func New(db *pg.DB) *Repository { return &Repository{db: db, q: dbsqlc.New()} }
+
+func (r *Repository) conn(ctx context.Context) dbsqlc.DBTX { return r.db.Conn(ctx) }
+
+func translate(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case pg.IsNoRows(err):
+		return app.ErrNotFound
+	case pg.IsUniqueViolation(err, ""):
+		return fmt.Errorf("%w: %v", app.ErrConflict, err)
+	}
+	return err
+}
+
+// findingRecord and attachmentRecord are the stored JSON forms.
+type findingRecord struct {
+	Rule    string `json:"rule"`
+	Message string `json:"message"`
+	Offset  int    `json:"offset"`
+}
+
+type attachmentRecord struct {
+	SHA256    string `json:"sha256"`
+	MediaType string `json:"media_type"`
+	SizeBytes int64  `json:"size_bytes"`
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// ClaimInsert stores a new claim version with its sealed envelope.
+func (r *Repository) ClaimInsert(ctx context.Context, c domain.Claim, envelope, signature []byte) error {
+	findings := make([]findingRecord, len(c.Findings))
+	for i, f := range c.Findings {
+		findings[i] = findingRecord{Rule: f.Rule, Message: f.Message, Offset: f.Offset}
+	}
+	attachments := make([]attachmentRecord, len(c.Attachments))
+	for i, a := range c.Attachments {
+		attachments[i] = attachmentRecord(a)
+	}
+	fj, err := json.Marshal(findings)
+	if err != nil {
+		return err
+	}
+	aj, err := json.Marshal(attachments)
+	if err != nil {
+		return err
+	}
+	text := c.Text
+	return translate(r.q.ArtifactInsert(ctx, r.conn(ctx), dbsqlc.ArtifactInsertParams{
+		TenantID: c.TenantID, ID: c.ID, WorkareaID: c.WorkareaID, WorkareaIDPath: c.WorkareaIDPath,
+		ClaimKey: c.ClaimKey, Version: int32(c.Version), Kind: string(c.Kind), Verb: string(c.Verb),
+		State: string(c.State), Text: &text, AuthorKeyID: c.AuthorKeyID, AuthorPrincipal: c.AuthorPrincipal,
+		Supersedes: nullable(c.Supersedes), SimulationID: nullable(c.SimulationID), Findings: fj, Attachments: aj,
+		Envelope: envelope, Signature: signature, RequiredApprovals: int32(c.RequiredApprovals),
+		SubmittedAt: c.SubmittedAt, HeldExpiresAt: c.HeldExpiresAt,
+	}))
+}
+
+// claimFromRow converts a stored row. DerivesFrom is not stored here (the
+// lineage context owns it).
+func claimFromRow(row dbsqlc.AdmissionArtifact) (domain.Claim, error) {
+	c := domain.Claim{
+		ID: row.ID, TenantID: row.TenantID, WorkareaID: row.WorkareaID, WorkareaIDPath: row.WorkareaIDPath,
+		ClaimKey: row.ClaimKey, Version: int(row.Version), Kind: domain.Kind(row.Kind), Verb: domain.Verb(row.Verb),
+		State: domain.State(row.State), AuthorKeyID: row.AuthorKeyID, AuthorPrincipal: row.AuthorPrincipal,
+		RequiredApprovals: int(row.RequiredApprovals), Approvals: int(row.Approvals), SelfSigned: row.SelfSigned,
+		SubmittedAt: row.SubmittedAt, HeldExpiresAt: row.HeldExpiresAt, SettledAt: row.SettledAt, PromotedAt: row.PromotedAt,
+		Envelope: row.Envelope, Signature: row.Signature,
+	}
+	if row.Text != nil {
+		c.Text = *row.Text
+	}
+	if row.Supersedes != nil {
+		c.Supersedes = *row.Supersedes
+	}
+	if row.SimulationID != nil {
+		c.SimulationID = *row.SimulationID
+	}
+	var findings []findingRecord
+	if err := json.Unmarshal(row.Findings, &findings); err != nil {
+		return c, fmt.Errorf("decode findings of %s: %w", row.ID, err)
+	}
+	for _, f := range findings {
+		c.Findings = append(c.Findings, domain.Finding{Rule: f.Rule, Message: f.Message, Offset: f.Offset})
+	}
+	var attachments []attachmentRecord
+	if err := json.Unmarshal(row.Attachments, &attachments); err != nil {
+		return c, fmt.Errorf("decode attachments of %s: %w", row.ID, err)
+	}
+	for _, a := range attachments {
+		c.Attachments = append(c.Attachments, domain.Attachment(a))
+	}
+	return c, nil
+}
+
+func claimsFromRows(rows []dbsqlc.AdmissionArtifact) ([]domain.Claim, error) {
+	out := make([]domain.Claim, len(rows))
+	for i, row := range rows {
+		var err error
+		if out[i], err = claimFromRow(row); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ClaimKeyHolder returns the newest non-erased version with the key.
+func (r *Repository) ClaimKeyHolder(ctx context.Context, tenant, workarea, claimKey string) (domain.Claim, error) {
+	row, err := r.q.ArtifactKeyHolder(ctx, r.conn(ctx), dbsqlc.ArtifactKeyHolderParams{TenantID: tenant, WorkareaID: workarea, ClaimKey: claimKey})
+	if err != nil {
+		return domain.Claim{}, translate(err)
+	}
+	return claimFromRow(row)
+}
+
+// ClaimGet loads one artifact.
+func (r *Repository) ClaimGet(ctx context.Context, tenant, id string) (domain.Claim, error) {
+	row, err := r.q.ArtifactGet(ctx, r.conn(ctx), dbsqlc.ArtifactGetParams{TenantID: tenant, ID: id})
+	if err != nil {
+		return domain.Claim{}, translate(err)
+	}
+	return claimFromRow(row)
+}
+
+// ClaimGetForUpdate loads and locks one artifact.
+func (r *Repository) ClaimGetForUpdate(ctx context.Context, tenant, id string) (domain.Claim, error) {
+	row, err := r.q.ArtifactGetForUpdate(ctx, r.conn(ctx), dbsqlc.ArtifactGetForUpdateParams{TenantID: tenant, ID: id})
+	if err != nil {
+		return domain.Claim{}, translate(err)
+	}
+	return claimFromRow(row)
+}
+
+// ClaimsByIDs loads the artifacts that exist among ids.
+func (r *Repository) ClaimsByIDs(ctx context.Context, tenant string, ids []string) ([]domain.Claim, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := r.q.ArtifactsByIDs(ctx, r.conn(ctx), dbsqlc.ArtifactsByIDsParams{TenantID: tenant, Ids: ids})
+	if err != nil {
+		return nil, translate(err)
+	}
+	return claimsFromRows(rows)
+}
+
+// ClaimUpdate stores a claim's lifecycle fields.
+func (r *Repository) ClaimUpdate(ctx context.Context, c domain.Claim) error {
+	var text *string
+	if c.State != domain.StateErased {
+		text = &c.Text
+	}
+	return translate(r.q.ArtifactUpdate(ctx, r.conn(ctx), dbsqlc.ArtifactUpdateParams{
+		TenantID: c.TenantID, ID: c.ID, State: string(c.State), Approvals: int32(c.Approvals),
+		SelfSigned: c.SelfSigned, SettledAt: c.SettledAt, PromotedAt: c.PromotedAt, Text: text,
+	}))
+}
+
+// Mine lists a key's own submissions.
+func (r *Repository) Mine(ctx context.Context, tenant, keyID string, f app.MineFilter) ([]domain.Claim, error) {
+	rows, err := r.q.ArtifactsMine(ctx, r.conn(ctx), dbsqlc.ArtifactsMineParams{
+		TenantID: tenant, AuthorKeyID: keyID, WorkareaID: nullable(f.WorkareaID), State: nullable(string(f.State)),
+		Before: nullable(f.Before), MaxRows: int32(f.Limit),
+	})
+	if err != nil {
+		return nil, translate(err)
+	}
+	return claimsFromRows(rows)
+}
+
+// QueueCandidates locks review candidates.
+func (r *Repository) QueueCandidates(ctx context.Context, tenant string, f app.QueueFilter) ([]domain.Claim, error) {
+	rows, err := r.q.ArtifactsQueue(ctx, r.conn(ctx), dbsqlc.ArtifactsQueueParams{
+		TenantID: tenant, Now: f.Now, Allow: orEmpty(f.Within.Allow), Deny: orEmpty(f.Within.Deny),
+		Skip: orEmpty(f.Skip), Principal: f.Principal, MaxRows: int32(f.Limit),
+	})
+	if err != nil {
+		return nil, translate(err)
+	}
+	return claimsFromRows(rows)
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// ServeInsert stores a lease.
+func (r *Repository) ServeInsert(ctx context.Context, tenant string, s domain.Serve) error {
+	closure, err := json.Marshal(orEmpty(s.Closure))
+	if err != nil {
+		return err
+	}
+	return translate(r.q.ServeInsert(ctx, r.conn(ctx), dbsqlc.ServeInsertParams{
+		TenantID: tenant, ID: s.ID, ArtifactID: s.ArtifactID, ReviewerKeyID: s.Reviewer.KeyID,
+		ReviewerPrincipal: s.Reviewer.Principal, SelfSigned: s.SelfSigned, ServedAt: s.ServedAt,
+		ExpiresAt: s.ExpiresAt, Closure: closure,
+	}))
+}
+
+// ServeGetForUpdate loads and locks a lease.
+func (r *Repository) ServeGetForUpdate(ctx context.Context, tenant, id string) (domain.Serve, error) {
+	row, err := r.q.ServeGetForUpdate(ctx, r.conn(ctx), dbsqlc.ServeGetForUpdateParams{TenantID: tenant, ID: id})
+	if err != nil {
+		return domain.Serve{}, translate(err)
+	}
+	s := domain.Serve{
+		ID: row.ID, ArtifactID: row.ArtifactID, SelfSigned: row.SelfSigned, ServedAt: row.ServedAt,
+		ExpiresAt: row.ExpiresAt, ConsumedAt: row.ConsumedAt,
+		Reviewer: domain.Reviewer{KeyID: row.ReviewerKeyID, Principal: row.ReviewerPrincipal},
+	}
+	if err := json.Unmarshal(row.Closure, &s.Closure); err != nil {
+		return s, fmt.Errorf("decode closure of %s: %w", row.ID, err)
+	}
+	return s, nil
+}
+
+// ServeDecide records a verdict on a consumed lease.
+func (r *Repository) ServeDecide(ctx context.Context, tenant string, s domain.Serve, v domain.Verdict, reason string) error {
+	verdict := string(v)
+	return translate(r.q.ServeDecide(ctx, r.conn(ctx), dbsqlc.ServeDecideParams{
+		TenantID: tenant, ID: s.ID, ConsumedAt: s.ConsumedAt, Verdict: &verdict, Reason: nullable(reason),
+	}))
+}
+
+// PolicyAt returns the nearest policy on the path from the root, or the
+// default.
+func (r *Repository) PolicyAt(ctx context.Context, tenant, idPath string) (domain.Policy, error) {
+	row, err := r.q.PolicyAt(ctx, r.conn(ctx), dbsqlc.PolicyAtParams{TenantID: tenant, IDPath: idPath})
+	if pg.IsNoRows(err) {
+		return domain.DefaultPolicy, nil
+	}
+	if err != nil {
+		return domain.Policy{}, translate(err)
+	}
+	return domain.Policy{
+		RequiredApprovals: int(row.RequiredApprovals),
+		HeldTTL:           time.Duration(row.HeldTtlSeconds) * time.Second,
+		Scan:              domain.ScanPolicy(row.ScanPolicy),
+	}, nil
+}
+
+// PolicySet sets a workarea's policy.
+func (r *Repository) PolicySet(ctx context.Context, tenant, workareaID, idPath string, p domain.Policy) error {
+	return translate(r.q.PolicyUpsert(ctx, r.conn(ctx), dbsqlc.PolicyUpsertParams{
+		TenantID: tenant, WorkareaID: workareaID, IDPath: idPath, RequiredApprovals: int32(p.RequiredApprovals),
+		HeldTtlSeconds: int32(p.HeldTTL / time.Second), ScanPolicy: string(p.Scan),
+	}))
+}
+
+// SelfSignedDevelopment reads the tenant switch (off when never set).
+func (r *Repository) SelfSignedDevelopment(ctx context.Context, tenant string) (bool, error) {
+	on, err := r.q.SettingsSelfSigned(ctx, r.conn(ctx), tenant)
+	if pg.IsNoRows(err) {
+		return false, nil
+	}
+	return on, translate(err)
+}
+
+// SetSelfSignedDevelopment sets the tenant switch.
+func (r *Repository) SetSelfSignedDevelopment(ctx context.Context, tenant string, on bool) error {
+	return translate(r.q.SettingsSetSelfSigned(ctx, r.conn(ctx), dbsqlc.SettingsSetSelfSignedParams{TenantID: tenant, SelfSignedDevelopment: on}))
+}
+
+// ExpireDue expires held items past their expiry.
+func (r *Repository) ExpireDue(ctx context.Context, now time.Time, limit int) ([]domain.Claim, error) {
+	rows, err := r.q.ArtifactsExpireDue(ctx, r.conn(ctx), dbsqlc.ArtifactsExpireDueParams{Now: &now, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, translate(err)
+	}
+	return claimsFromRows(rows)
+}

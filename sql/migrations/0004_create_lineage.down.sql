@@ -1,0 +1,1 @@
+DROP SCHEMA lineage CASCADE;

@@ -1,0 +1,74 @@
+-- name: ArtifactInsert :exec
+INSERT INTO admission.artifacts (
+    tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text,
+    author_key_id, author_principal, supersedes, simulation_id, findings, attachments,
+    envelope, signature, required_approvals, submitted_at, held_expires_at
+) VALUES (
+    @tenant_id, @id, @workarea_id, CAST(sqlc.arg(workarea_id_path)::text AS ltree), @claim_key, @version, @kind, @verb, @state, @text,
+    @author_key_id, @author_principal, @supersedes, @simulation_id, @findings, @attachments,
+    @envelope, @signature, @required_approvals, @submitted_at, @held_expires_at
+);
+
+-- name: ArtifactGet :one
+SELECT * FROM admission.artifacts WHERE tenant_id = $1 AND id = $2;
+
+-- name: ArtifactGetForUpdate :one
+SELECT * FROM admission.artifacts WHERE tenant_id = $1 AND id = $2 FOR UPDATE;
+
+-- name: ArtifactsByIDs :many
+SELECT * FROM admission.artifacts WHERE tenant_id = $1 AND id = ANY(@ids::text[]);
+
+-- name: ArtifactKeyHolder :one
+-- The newest non-erased version carrying a claim key in a workarea.
+SELECT * FROM admission.artifacts
+WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND state <> 'erased'
+ORDER BY version DESC
+LIMIT 1;
+
+-- name: ArtifactUpdate :exec
+UPDATE admission.artifacts
+SET state = @state, approvals = @approvals, self_signed = @self_signed,
+    settled_at = @settled_at, promoted_at = @promoted_at, text = @text
+WHERE tenant_id = @tenant_id AND id = @id;
+
+-- name: ArtifactsMine :many
+-- A key's own submissions, newest first (artifact ids sort by time).
+SELECT * FROM admission.artifacts
+WHERE tenant_id = @tenant_id AND author_key_id = @author_key_id
+  AND (sqlc.narg(workarea_id)::text IS NULL OR workarea_id = sqlc.narg(workarea_id))
+  AND (sqlc.narg(state)::text IS NULL OR state = sqlc.narg(state))
+  AND (sqlc.narg(before)::text IS NULL OR id < sqlc.narg(before))
+ORDER BY id DESC
+LIMIT @max_rows;
+
+-- name: ArtifactsQueue :many
+-- Review candidates: held, unexpired, inside the reviewer's subtrees, not
+-- leased to anyone now and not already judged by this principal; oldest
+-- first, locked so two reviewers never lease one item.
+SELECT a.* FROM admission.artifacts a
+WHERE a.tenant_id = @tenant_id AND a.state = 'held' AND a.held_expires_at > @now
+  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> a.workarea_id_path
+  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> a.workarea_id_path)
+  AND a.id <> ALL(@skip::text[])
+  AND NOT EXISTS (
+      SELECT 1 FROM admission.serves s
+      WHERE s.tenant_id = a.tenant_id AND s.artifact_id = a.id
+        AND ((s.consumed_at IS NULL AND s.expires_at > @now) OR (s.verdict IS NOT NULL AND s.reviewer_principal = @principal))
+  )
+ORDER BY a.submitted_at
+LIMIT @max_rows
+FOR UPDATE OF a SKIP LOCKED;
+
+-- name: ArtifactsExpireDue :many
+-- Held items past their expiry become expired; SKIP LOCKED lets every
+-- replica sweep without waiting on another.
+UPDATE admission.artifacts a
+SET state = 'expired', settled_at = @now
+WHERE (a.tenant_id, a.id) IN (
+    SELECT x.tenant_id, x.id FROM admission.artifacts x
+    WHERE x.state = 'held' AND x.held_expires_at <= @now
+    ORDER BY x.held_expires_at
+    LIMIT @max_rows
+    FOR UPDATE SKIP LOCKED
+)
+RETURNING a.*;

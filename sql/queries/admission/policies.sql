@@ -1,0 +1,20 @@
+-- name: PolicyAt :one
+-- The policy of the nearest workarea on the path from the root that sets one.
+SELECT required_approvals, held_ttl_seconds, scan_policy FROM admission.policies
+WHERE tenant_id = $1 AND workarea_id_path @> CAST(sqlc.arg(id_path)::text AS ltree)
+ORDER BY nlevel(workarea_id_path) DESC
+LIMIT 1;
+
+-- name: PolicyUpsert :exec
+INSERT INTO admission.policies (tenant_id, workarea_id, workarea_id_path, required_approvals, held_ttl_seconds, scan_policy, updated_at)
+VALUES (@tenant_id, @workarea_id, CAST(sqlc.arg(id_path)::text AS ltree), @required_approvals, @held_ttl_seconds, @scan_policy, now())
+ON CONFLICT (tenant_id, workarea_id) DO UPDATE
+SET required_approvals = EXCLUDED.required_approvals, held_ttl_seconds = EXCLUDED.held_ttl_seconds,
+    scan_policy = EXCLUDED.scan_policy, updated_at = now();
+
+-- name: SettingsSelfSigned :one
+SELECT self_signed_development FROM admission.tenant_settings WHERE tenant_id = $1;
+
+-- name: SettingsSetSelfSigned :exec
+INSERT INTO admission.tenant_settings (tenant_id, self_signed_development) VALUES ($1, $2)
+ON CONFLICT (tenant_id) DO UPDATE SET self_signed_development = EXCLUDED.self_signed_development;

@@ -1,0 +1,11 @@
+-- name: ServeInsert :exec
+INSERT INTO admission.serves (
+    tenant_id, id, artifact_id, reviewer_key_id, reviewer_principal, self_signed, served_at, expires_at, closure
+) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9);
+
+-- name: ServeGetForUpdate :one
+SELECT * FROM admission.serves WHERE tenant_id = $1 AND id = $2 FOR UPDATE;
+
+-- name: ServeDecide :exec
+UPDATE admission.serves SET consumed_at = $3, verdict = $4, reason = $5
+WHERE tenant_id = $1 AND id = $2;
