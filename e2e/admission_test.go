@@ -387,3 +387,61 @@ func TestRememberIdempotent(t *testing.T) {
 	}
 	_ = fmt.Sprint()
 }
+
+// Reviewers racing for the queue never lease one item twice: every item
+// is served once and promoted once.
+func TestConcurrentServesLeaseOnce(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	const items = 24
+	for i := range items {
+		body := fmt.Sprintf(`{"workarea":%q,"claim_key":"item-%d","text":"item %d"}`, tm.crew.ID, i, i)
+		if r := s.do(t, "POST", "/v1/memories", tm.writer.Token, body); r.Status != 201 {
+			t.Fatalf("remember: %d %s", r.Status, r.Body)
+		}
+	}
+	reviewers := []issuedKey{tm.reviewer, tm.author2}
+	for i := range 4 {
+		k := s.issueKey(t, fmt.Sprintf("reviewer-x%d", i), "dreamer")
+		s.grant(t, k.KeyID, "universe.procurement", "dreamer.review", "allow")
+		reviewers = append(reviewers, k)
+	}
+	var mu sync.Mutex
+	servedItems := map[string]int{}
+	var wg sync.WaitGroup
+	for _, k := range reviewers {
+		wg.Go(func() {
+			for {
+				r := s.do(t, "POST", "/v1/reviews/serve", k.Token, nil)
+				if r.Status == 204 {
+					return
+				}
+				var srv served
+				if r.Status != 200 || json.Unmarshal(r.Body, &srv) != nil {
+					t.Errorf("serve: %d %s", r.Status, r.Body)
+					return
+				}
+				mu.Lock()
+				servedItems[srv.Item.ArtifactID]++
+				mu.Unlock()
+				if v := s.verdict(t, k.Token, srv.ServeID, "approve"); v.Status != 200 {
+					t.Errorf("verdict on %s: %d %s", srv.Item.ArtifactID, v.Status, v.Body)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(servedItems) != items {
+		t.Fatalf("%d of %d items served", len(servedItems), items)
+	}
+	for id, n := range servedItems {
+		if n != 1 {
+			t.Fatalf("%s served %d times", id, n)
+		}
+	}
+	if n := s.count(t, `SELECT count(*) FROM admission.artifacts WHERE state = 'promoted'`); n != items {
+		t.Fatalf("%d promoted", n)
+	}
+}

@@ -17,6 +17,13 @@ echo
 go test -run '^$' -bench WorkareaInfo -benchtime "${N}x" -count "$COUNT" ./cmd/oml-server | tee var/bench/workarea_info.txt | awk -f scripts/benchtable.awk
 
 echo
+echo "## Admission: held submissions/s and serve + verdict round trips beside the journal append alone"
+echo
+echo "\`go test -run '^\$' -bench Admission -benchtime ${N_ADMISSION:-2000}x -count $COUNT ./cmd/oml-server\`"
+echo
+go test -run '^$' -bench Admission -benchtime "${N_ADMISSION:-2000}x" -count "$COUNT" ./cmd/oml-server | tee var/bench/admission.txt | awk -f scripts/benchtable.awk
+
+echo
 echo "## Transport overhead in process (no database): one trivial call"
 echo
 echo "\`go test -run '^\$' -bench TransportOverhead -benchtime 20000x -count $COUNT ./platform/transport\`"

@@ -12,8 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"strconv"
-	"sync"
+		"sync"
 	"testing"
 
 	"github.com/go-chi/chi/v5"
@@ -26,9 +25,11 @@ import (
 // benchEnv is one server on one pool, shared by every sub-benchmark so the
 // targets are measured in the same run, on the same pool.
 type benchEnv struct {
-	srv      *httptest.Server
-	key      string
-	workarea string
+	db          *pg.DB
+	srv         *httptest.Server
+	key         string
+	reviewerKey string
+	workarea    string
 }
 
 var (
@@ -84,7 +85,7 @@ func newBenchEnv(b *testing.B) (*benchEnv, error) {
 		_, _ = w.Write([]byte(`{"one":1}`))
 	})
 	r.Mount("/", a.handler)
-	env := &benchEnv{srv: httptest.NewServer(r), key: boot.AdminKey}
+	env := &benchEnv{db: db, srv: httptest.NewServer(r), key: boot.AdminKey}
 
 	// A realistic node: universe.procurement.metals-crew with a crew record
 	// and a child, read by a writer key whose grants sit two levels up.
@@ -97,20 +98,15 @@ func newBenchEnv(b *testing.B) (*benchEnv, error) {
 			return nil, err
 		}
 	}
-	var issued struct {
-		KeyID string `json:"key_id"`
-		Token string `json:"token"`
-	}
-	if err := env.call("POST", "/v1/keys", `{"principal":"bench-writer","role":"writer"}`, &issued); err != nil {
+	writer, err := env.issue("bench-writer", "writer", "reader", "writer")
+	if err != nil {
 		return nil, err
 	}
-	for _, scope := range []string{"reader", "writer"} {
-		body := fmt.Sprintf(`{"key_id":%q,"workarea":"universe.procurement","scope":%q,"effect":"allow"}`, issued.KeyID, scope)
-		if err := env.call("POST", "/v1/grants", body, nil); err != nil {
-			return nil, err
-		}
+	reviewer, err := env.issue("bench-reviewer", "dreamer", "reader", "dreamer.review")
+	if err != nil {
+		return nil, err
 	}
-	env.key = issued.Token
+	env.key, env.reviewerKey = writer, reviewer
 	var crew struct {
 		ID string `json:"id"`
 	}
@@ -119,6 +115,24 @@ func newBenchEnv(b *testing.B) (*benchEnv, error) {
 	}
 	env.workarea = crew.ID
 	return env, nil
+}
+
+// issue makes a key with grants on universe.procurement and returns its token.
+func (e *benchEnv) issue(principal, role string, scopes ...string) (string, error) {
+	var issued struct {
+		KeyID string `json:"key_id"`
+		Token string `json:"token"`
+	}
+	if err := e.call("POST", "/v1/keys", fmt.Sprintf(`{"principal":%q,"role":%q}`, principal, role), &issued); err != nil {
+		return "", err
+	}
+	for _, scope := range scopes {
+		body := fmt.Sprintf(`{"key_id":%q,"workarea":"universe.procurement","scope":%q,"effect":"allow"}`, issued.KeyID, scope)
+		if err := e.call("POST", "/v1/grants", body, nil); err != nil {
+			return "", err
+		}
+	}
+	return issued.Token, nil
 }
 
 func (e *benchEnv) call(method, path, body string, out any) error {
@@ -154,23 +168,33 @@ func BenchmarkWorkareaInfo(b *testing.B) {
 	for _, c := range []int{1, 32} {
 		for _, target := range benchTargets {
 			b.Run(fmt.Sprintf("target=%s/c=%d", target, c), func(b *testing.B) {
-				cmd := exec.Command(os.Args[0], "-test.run=^$")
-				cmd.Env = append(os.Environ(), "OML_BENCH_LOADGEN="+strconv.Itoa(c)+","+strconv.Itoa(b.N)+","+target+","+e.srv.URL+","+e.key+","+e.workarea)
-				cmd.Stderr = os.Stderr
-				b.ResetTimer()
-				out, err := cmd.Output()
-				b.StopTimer()
-				if err != nil {
-					b.Fatalf("load generator: %v", err)
-				}
-				var res loadResult
-				if err := json.Unmarshal(out, &res); err != nil {
-					b.Fatalf("load generator output %q: %v", out, err)
-				}
-				b.ReportMetric(res.RPS, "req/s")
-				b.ReportMetric(res.P50ms, "p50-ms")
-				b.ReportMetric(res.P99ms, "p99-ms")
+				e.load(b, loadSpec{Target: target, Concurrency: c, Warmup: 100})
 			})
 		}
 	}
+}
+
+// load runs the load generator for b.N operations and reports its numbers.
+func (e *benchEnv) load(b *testing.B, spec loadSpec) {
+	spec.N, spec.URL, spec.Key, spec.ReviewerKey, spec.Workarea = b.N, e.srv.URL, e.key, e.reviewerKey, e.workarea
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "OML_BENCH_LOADGEN="+string(raw))
+	cmd.Stderr = os.Stderr
+	b.ResetTimer()
+	out, err := cmd.Output()
+	b.StopTimer()
+	if err != nil {
+		b.Fatalf("load generator: %v", err)
+	}
+	var res loadResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		b.Fatalf("load generator output %q: %v", out, err)
+	}
+	b.ReportMetric(res.RPS, "req/s")
+	b.ReportMetric(res.P50ms, "p50-ms")
+	b.ReportMetric(res.P99ms, "p99-ms")
 }

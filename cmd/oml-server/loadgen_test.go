@@ -8,15 +8,15 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// TestMain turns the test binary into the benchmark's load generator when
-// OML_BENCH_LOADGEN is set ("c,n,target,url,key,workarea").
+// TestMain turns the test binary into the benchmarks' load generator when
+// OML_BENCH_LOADGEN holds a loadSpec.
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("OML_BENCH_LOADGEN"); spec != "" {
 		if err := loadgen(spec, os.Stdout); err != nil {
@@ -28,62 +28,53 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// loadSpec says what the load generator sends.
+type loadSpec struct {
+	Target      string `json:"target"` // select1 | http | mcp | remember | review
+	Concurrency int    `json:"c"`
+	N           int    `json:"n"`
+	Warmup      int    `json:"warmup"`
+	URL         string `json:"url"`
+	Key         string `json:"key"`
+	ReviewerKey string `json:"reviewer_key"`
+	Workarea    string `json:"workarea"`
+}
+
 type loadResult struct {
 	RPS   float64 `json:"rps"`
 	P50ms float64 `json:"p50_ms"`
 	P99ms float64 `json:"p99_ms"`
 }
 
-// loadgen sends n requests of one target over c connections, after a
+// loadgen runs n operations of one target over c connections, after a
 // warm-up, and prints throughput and latency percentiles as JSON.
-func loadgen(spec string, w io.Writer) error {
-	f := strings.SplitN(spec, ",", 6)
-	if len(f) != 6 {
-		return fmt.Errorf("bad spec %q", spec)
+func loadgen(raw string, w io.Writer) error {
+	var spec loadSpec
+	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
+		return fmt.Errorf("bad spec: %w", err)
 	}
-	c, _ := strconv.Atoi(f[0])
-	n, _ := strconv.Atoi(f[1])
-	target, url, key, workarea := f[2], f[3], f[4], f[5]
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c, MaxConnsPerHost: c}}
-	once := func() (time.Duration, error) {
-		req := newRequest(target, url, key, workarea)
-		start := time.Now()
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return 0, err
-		}
-		if resp.StatusCode != 200 || bytes.Contains(body, []byte(`"isError":true`)) {
-			return 0, fmt.Errorf("%s: %d %s", target, resp.StatusCode, body)
-		}
-		return time.Since(start), nil
-	}
-	for range 100 { // warm connections, caches and the pool
-		if _, err := once(); err != nil {
+	g := &generator{spec: spec, client: &http.Client{Transport: &http.Transport{
+		MaxIdleConnsPerHost: spec.Concurrency, MaxConnsPerHost: spec.Concurrency,
+	}}, run: fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())}
+	for range spec.Warmup {
+		if _, err := g.once(); err != nil {
 			return err
 		}
 	}
-	lat := make([]time.Duration, n)
+	lat := make([]time.Duration, spec.N)
+	var next atomic.Int64
 	var mu sync.Mutex
-	next := 0
 	var firstErr error
 	var wg sync.WaitGroup
 	start := time.Now()
-	for range c {
+	for range spec.Concurrency {
 		wg.Go(func() {
 			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= n {
+				i := int(next.Add(1)) - 1
+				if i >= spec.N {
 					return
 				}
-				d, err := once()
+				d, err := g.once()
 				if err != nil {
 					mu.Lock()
 					firstErr = err
@@ -102,27 +93,84 @@ func loadgen(spec string, w io.Writer) error {
 	slices.Sort(lat)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	return json.NewEncoder(w).Encode(loadResult{
-		RPS: float64(n) / elapsed.Seconds(), P50ms: ms(lat[n/2]), P99ms: ms(lat[n*99/100]),
+		RPS: float64(spec.N) / elapsed.Seconds(), P50ms: ms(lat[spec.N/2]), P99ms: ms(lat[spec.N*99/100]),
 	})
 }
 
-// newRequest builds one request as a real client sends it.
-func newRequest(target, url, key, workarea string) *http.Request {
-	var req *http.Request
-	switch target {
+type generator struct {
+	spec   loadSpec
+	client *http.Client
+	run    string
+	seq    atomic.Int64
+}
+
+// once performs one operation as a real client would and times it.
+func (g *generator) once() (time.Duration, error) {
+	s := g.spec
+	start := time.Now()
+	switch s.Target {
 	case "select1":
-		req, _ = http.NewRequest("GET", url+"/bench/select1", nil)
+		_, err := g.send("GET", "/bench/select1", "", "", 200)
+		return time.Since(start), err
 	case "http":
-		req, _ = http.NewRequest("GET", url+"/v1/workareas/"+workarea, nil)
+		_, err := g.send("GET", "/v1/workareas/"+s.Workarea, s.Key, "", 200)
+		return time.Since(start), err
 	case "mcp":
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"oml_workarea_info","arguments":{"workarea":%q}}}`, workarea)
-		req, _ = http.NewRequest("POST", url+"/mcp", strings.NewReader(body))
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"oml_workarea_info","arguments":{"workarea":%q}}}`, s.Workarea)
+		_, err := g.send("POST", "/mcp", s.Key, body, 200)
+		return time.Since(start), err
+	case "remember":
+		body := fmt.Sprintf(`{"verb":"remember","workarea":%q,"claim_key":"bench-%s-%d","text":"Supplier quote %d: 412 USD/t for Q1-2027 delivery, valid until 2026-11-15."}`,
+			s.Workarea, g.run, g.seq.Add(1), g.seq.Load())
+		_, err := g.send("POST", "/v1/memories", s.Key, body, 201)
+		return time.Since(start), err
+	case "review":
+		b, err := g.send("POST", "/v1/reviews/serve", s.ReviewerKey, "", 200)
+		if err != nil {
+			return 0, err
+		}
+		var srv struct {
+			ServeID string `json:"serve_id"`
+		}
+		if err := json.Unmarshal(b, &srv); err != nil {
+			return 0, err
+		}
+		_, err = g.send("POST", "/v1/reviews/"+srv.ServeID+"/verdict", s.ReviewerKey, `{"verdict":"approve"}`, 200)
+		return time.Since(start), err
+	}
+	return 0, fmt.Errorf("unknown target %q", s.Target)
+}
+
+func (g *generator) send(method, path, key, body string, want int) ([]byte, error) {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, g.spec.URL+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if path == "/mcp" {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	}
-	if target != "select1" {
-		req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := g.client.Do(req)
+	if err != nil {
+		return nil, err
 	}
-	return req
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != want || bytes.Contains(b, []byte(`"isError":true`)) {
+		return nil, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b)
+	}
+	return b, nil
 }

@@ -31,6 +31,10 @@ CREATE TABLE admission.artifacts (
     held_expires_at    timestamptz NOT NULL,
     settled_at         timestamptz,
     promoted_at        timestamptz,
+    -- The lease of the open serve, on the row itself: a reviewer's queue
+    -- query that waited on this row's lock re-checks it after the lease
+    -- commits, so one item is never leased twice.
+    leased_until       timestamptz,
     PRIMARY KEY (tenant_id, id)
 );
 -- A claim key names one claim per workarea among non-erased rows; its

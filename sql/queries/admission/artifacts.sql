@@ -28,7 +28,7 @@ LIMIT 1;
 -- name: ArtifactUpdate :exec
 UPDATE admission.artifacts
 SET state = @state, approvals = @approvals, self_signed = @self_signed,
-    settled_at = @settled_at, promoted_at = @promoted_at, text = @text
+    settled_at = @settled_at, promoted_at = @promoted_at, text = @text, leased_until = @leased_until
 WHERE tenant_id = @tenant_id AND id = @id;
 
 -- name: ArtifactsMine :many
@@ -50,10 +50,11 @@ WHERE a.tenant_id = @tenant_id AND a.state = 'held' AND a.held_expires_at > @now
   AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> a.workarea_id_path
   AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> a.workarea_id_path)
   AND a.id <> ALL(@skip::text[])
+  AND (a.leased_until IS NULL OR a.leased_until <= @now)
   AND NOT EXISTS (
       SELECT 1 FROM admission.serves s
       WHERE s.tenant_id = a.tenant_id AND s.artifact_id = a.id
-        AND ((s.consumed_at IS NULL AND s.expires_at > @now) OR (s.verdict IS NOT NULL AND s.reviewer_principal = @principal))
+        AND s.verdict IS NOT NULL AND s.reviewer_principal = @principal
   )
 ORDER BY a.submitted_at
 LIMIT @max_rows
@@ -72,3 +73,6 @@ WHERE (a.tenant_id, a.id) IN (
     FOR UPDATE SKIP LOCKED
 )
 RETURNING a.*;
+
+-- name: ArtifactLease :exec
+UPDATE admission.artifacts SET leased_until = $3 WHERE tenant_id = $1 AND id = $2;

@@ -171,6 +171,8 @@ type Claim struct {
 	// Signature its Ed25519 signature by the deployment key.
 	Envelope  []byte
 	Signature []byte
+	// LeasedUntil is when the open serve's lease ends (nil when none).
+	LeasedUntil *time.Time
 }
 
 // Attachment is a bound upload: its plaintext digest and what it is.

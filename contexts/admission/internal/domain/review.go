@@ -123,6 +123,7 @@ func (c *Claim) Decide(v Verdict, selfSigned bool, now time.Time) error {
 		return errs.New(errs.ServeExpired, "held items expire and never promote (fail closed)",
 			"artifact %s is no longer held", c.ID)
 	}
+	c.LeasedUntil = nil // the verdict ends the lease
 	if v == Reject {
 		c.State, c.SettledAt = StateRejected, &now
 		return nil

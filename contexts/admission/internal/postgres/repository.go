@@ -98,7 +98,7 @@ func claimFromRow(row dbsqlc.AdmissionArtifact) (domain.Claim, error) {
 		State: domain.State(row.State), AuthorKeyID: row.AuthorKeyID, AuthorPrincipal: row.AuthorPrincipal,
 		RequiredApprovals: int(row.RequiredApprovals), Approvals: int(row.Approvals), SelfSigned: row.SelfSigned,
 		SubmittedAt: row.SubmittedAt, HeldExpiresAt: row.HeldExpiresAt, SettledAt: row.SettledAt, PromotedAt: row.PromotedAt,
-		Envelope: row.Envelope, Signature: row.Signature,
+		Envelope: row.Envelope, Signature: row.Signature, LeasedUntil: row.LeasedUntil,
 	}
 	if row.Text != nil {
 		c.Text = *row.Text
@@ -185,6 +185,7 @@ func (r *Repository) ClaimUpdate(ctx context.Context, c domain.Claim) error {
 	return translate(r.q.ArtifactUpdate(ctx, r.conn(ctx), dbsqlc.ArtifactUpdateParams{
 		TenantID: c.TenantID, ID: c.ID, State: string(c.State), Approvals: int32(c.Approvals),
 		SelfSigned: c.SelfSigned, SettledAt: c.SettledAt, PromotedAt: c.PromotedAt, Text: text,
+		LeasedUntil: c.LeasedUntil,
 	}))
 }
 
@@ -219,11 +220,15 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-// ServeInsert stores a lease.
+// ServeInsert stores a lease, on the serve and on the artifact row.
 func (r *Repository) ServeInsert(ctx context.Context, tenant string, s domain.Serve) error {
 	closure, err := json.Marshal(orEmpty(s.Closure))
 	if err != nil {
 		return err
+	}
+	err = r.q.ArtifactLease(ctx, r.conn(ctx), dbsqlc.ArtifactLeaseParams{TenantID: tenant, ID: s.ArtifactID, LeasedUntil: &s.ExpiresAt})
+	if err != nil {
+		return translate(err)
 	}
 	return translate(r.q.ServeInsert(ctx, r.conn(ctx), dbsqlc.ServeInsertParams{
 		TenantID: tenant, ID: s.ID, ArtifactID: s.ArtifactID, ReviewerKeyID: s.Reviewer.KeyID,

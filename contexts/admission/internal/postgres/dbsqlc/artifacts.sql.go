@@ -11,7 +11,7 @@ import (
 )
 
 const artifactGet = `-- name: ArtifactGet :one
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at FROM admission.artifacts WHERE tenant_id = $1 AND id = $2
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts WHERE tenant_id = $1 AND id = $2
 `
 
 type ArtifactGetParams struct {
@@ -48,12 +48,13 @@ func (q *Queries) ArtifactGet(ctx context.Context, db DBTX, arg ArtifactGetParam
 		&i.HeldExpiresAt,
 		&i.SettledAt,
 		&i.PromotedAt,
+		&i.LeasedUntil,
 	)
 	return i, err
 }
 
 const artifactGetForUpdate = `-- name: ArtifactGetForUpdate :one
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at FROM admission.artifacts WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts WHERE tenant_id = $1 AND id = $2 FOR UPDATE
 `
 
 type ArtifactGetForUpdateParams struct {
@@ -90,6 +91,7 @@ func (q *Queries) ArtifactGetForUpdate(ctx context.Context, db DBTX, arg Artifac
 		&i.HeldExpiresAt,
 		&i.SettledAt,
 		&i.PromotedAt,
+		&i.LeasedUntil,
 	)
 	return i, err
 }
@@ -158,7 +160,7 @@ func (q *Queries) ArtifactInsert(ctx context.Context, db DBTX, arg ArtifactInser
 }
 
 const artifactKeyHolder = `-- name: ArtifactKeyHolder :one
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at FROM admission.artifacts
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts
 WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND state <> 'erased'
 ORDER BY version DESC
 LIMIT 1
@@ -200,26 +202,43 @@ func (q *Queries) ArtifactKeyHolder(ctx context.Context, db DBTX, arg ArtifactKe
 		&i.HeldExpiresAt,
 		&i.SettledAt,
 		&i.PromotedAt,
+		&i.LeasedUntil,
 	)
 	return i, err
+}
+
+const artifactLease = `-- name: ArtifactLease :exec
+UPDATE admission.artifacts SET leased_until = $3 WHERE tenant_id = $1 AND id = $2
+`
+
+type ArtifactLeaseParams struct {
+	TenantID    string
+	ID          string
+	LeasedUntil *time.Time
+}
+
+func (q *Queries) ArtifactLease(ctx context.Context, db DBTX, arg ArtifactLeaseParams) error {
+	_, err := db.Exec(ctx, artifactLease, arg.TenantID, arg.ID, arg.LeasedUntil)
+	return err
 }
 
 const artifactUpdate = `-- name: ArtifactUpdate :exec
 UPDATE admission.artifacts
 SET state = $1, approvals = $2, self_signed = $3,
-    settled_at = $4, promoted_at = $5, text = $6
-WHERE tenant_id = $7 AND id = $8
+    settled_at = $4, promoted_at = $5, text = $6, leased_until = $7
+WHERE tenant_id = $8 AND id = $9
 `
 
 type ArtifactUpdateParams struct {
-	State      string
-	Approvals  int32
-	SelfSigned bool
-	SettledAt  *time.Time
-	PromotedAt *time.Time
-	Text       *string
-	TenantID   string
-	ID         string
+	State       string
+	Approvals   int32
+	SelfSigned  bool
+	SettledAt   *time.Time
+	PromotedAt  *time.Time
+	Text        *string
+	LeasedUntil *time.Time
+	TenantID    string
+	ID          string
 }
 
 func (q *Queries) ArtifactUpdate(ctx context.Context, db DBTX, arg ArtifactUpdateParams) error {
@@ -230,6 +249,7 @@ func (q *Queries) ArtifactUpdate(ctx context.Context, db DBTX, arg ArtifactUpdat
 		arg.SettledAt,
 		arg.PromotedAt,
 		arg.Text,
+		arg.LeasedUntil,
 		arg.TenantID,
 		arg.ID,
 	)
@@ -237,7 +257,7 @@ func (q *Queries) ArtifactUpdate(ctx context.Context, db DBTX, arg ArtifactUpdat
 }
 
 const artifactsByIDs = `-- name: ArtifactsByIDs :many
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at FROM admission.artifacts WHERE tenant_id = $1 AND id = ANY($2::text[])
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts WHERE tenant_id = $1 AND id = ANY($2::text[])
 `
 
 type ArtifactsByIDsParams struct {
@@ -280,6 +300,7 @@ func (q *Queries) ArtifactsByIDs(ctx context.Context, db DBTX, arg ArtifactsByID
 			&i.HeldExpiresAt,
 			&i.SettledAt,
 			&i.PromotedAt,
+			&i.LeasedUntil,
 		); err != nil {
 			return nil, err
 		}
@@ -301,7 +322,7 @@ WHERE (a.tenant_id, a.id) IN (
     LIMIT $2
     FOR UPDATE SKIP LOCKED
 )
-RETURNING a.tenant_id, a.id, a.workarea_id, a.workarea_id_path, a.claim_key, a.version, a.kind, a.verb, a.state, a.text, a.author_key_id, a.author_principal, a.supersedes, a.simulation_id, a.findings, a.attachments, a.envelope, a.signature, a.required_approvals, a.approvals, a.self_signed, a.submitted_at, a.held_expires_at, a.settled_at, a.promoted_at
+RETURNING a.tenant_id, a.id, a.workarea_id, a.workarea_id_path, a.claim_key, a.version, a.kind, a.verb, a.state, a.text, a.author_key_id, a.author_principal, a.supersedes, a.simulation_id, a.findings, a.attachments, a.envelope, a.signature, a.required_approvals, a.approvals, a.self_signed, a.submitted_at, a.held_expires_at, a.settled_at, a.promoted_at, a.leased_until
 `
 
 type ArtifactsExpireDueParams struct {
@@ -346,6 +367,7 @@ func (q *Queries) ArtifactsExpireDue(ctx context.Context, db DBTX, arg Artifacts
 			&i.HeldExpiresAt,
 			&i.SettledAt,
 			&i.PromotedAt,
+			&i.LeasedUntil,
 		); err != nil {
 			return nil, err
 		}
@@ -358,7 +380,7 @@ func (q *Queries) ArtifactsExpireDue(ctx context.Context, db DBTX, arg Artifacts
 }
 
 const artifactsMine = `-- name: ArtifactsMine :many
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at FROM admission.artifacts
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts
 WHERE tenant_id = $1 AND author_key_id = $2
   AND ($3::text IS NULL OR workarea_id = $3)
   AND ($4::text IS NULL OR state = $4)
@@ -419,6 +441,7 @@ func (q *Queries) ArtifactsMine(ctx context.Context, db DBTX, arg ArtifactsMineP
 			&i.HeldExpiresAt,
 			&i.SettledAt,
 			&i.PromotedAt,
+			&i.LeasedUntil,
 		); err != nil {
 			return nil, err
 		}
@@ -431,15 +454,16 @@ func (q *Queries) ArtifactsMine(ctx context.Context, db DBTX, arg ArtifactsMineP
 }
 
 const artifactsQueue = `-- name: ArtifactsQueue :many
-SELECT a.tenant_id, a.id, a.workarea_id, a.workarea_id_path, a.claim_key, a.version, a.kind, a.verb, a.state, a.text, a.author_key_id, a.author_principal, a.supersedes, a.simulation_id, a.findings, a.attachments, a.envelope, a.signature, a.required_approvals, a.approvals, a.self_signed, a.submitted_at, a.held_expires_at, a.settled_at, a.promoted_at FROM admission.artifacts a
+SELECT a.tenant_id, a.id, a.workarea_id, a.workarea_id_path, a.claim_key, a.version, a.kind, a.verb, a.state, a.text, a.author_key_id, a.author_principal, a.supersedes, a.simulation_id, a.findings, a.attachments, a.envelope, a.signature, a.required_approvals, a.approvals, a.self_signed, a.submitted_at, a.held_expires_at, a.settled_at, a.promoted_at, a.leased_until FROM admission.artifacts a
 WHERE a.tenant_id = $1 AND a.state = 'held' AND a.held_expires_at > $2
   AND CAST($3::text[] AS ltree[]) @> a.workarea_id_path
   AND NOT (CAST($4::text[] AS ltree[]) @> a.workarea_id_path)
   AND a.id <> ALL($5::text[])
+  AND (a.leased_until IS NULL OR a.leased_until <= $2)
   AND NOT EXISTS (
       SELECT 1 FROM admission.serves s
       WHERE s.tenant_id = a.tenant_id AND s.artifact_id = a.id
-        AND ((s.consumed_at IS NULL AND s.expires_at > $2) OR (s.verdict IS NOT NULL AND s.reviewer_principal = $6))
+        AND s.verdict IS NOT NULL AND s.reviewer_principal = $6
   )
 ORDER BY a.submitted_at
 LIMIT $7
@@ -502,6 +526,7 @@ func (q *Queries) ArtifactsQueue(ctx context.Context, db DBTX, arg ArtifactsQueu
 			&i.HeldExpiresAt,
 			&i.SettledAt,
 			&i.PromotedAt,
+			&i.LeasedUntil,
 		); err != nil {
 			return nil, err
 		}

@@ -86,6 +86,7 @@ type AdmissionArtifact struct {
 	HeldExpiresAt     time.Time
 	SettledAt         *time.Time
 	PromotedAt        *time.Time
+	LeasedUntil       *time.Time
 }
 
 type AdmissionPolicy struct {

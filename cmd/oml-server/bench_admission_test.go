@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/omlhub/oml/platform/journal"
+)
+
+// BenchmarkAdmission measures held submissions per second for one tenant
+// (POST /v1/memories from the load generator) and a serve + verdict round
+// trip, beside the journal append alone (in process, one event per
+// transaction, the same tenant) in the same run:
+//
+//	go test -run '^$' -bench Admission -benchtime 2000x ./cmd/oml-server
+func BenchmarkAdmission(b *testing.B) {
+	e := setupBench(b)
+	for _, c := range []int{1, 8, 32} {
+		b.Run(fmt.Sprintf("target=journal/c=%d", c), func(b *testing.B) { e.journalAlone(b, c) })
+		b.Run(fmt.Sprintf("target=remember/c=%d", c), func(b *testing.B) {
+			e.load(b, loadSpec{Target: "remember", Concurrency: c, Warmup: 50})
+		})
+	}
+	// The submissions above fill the review queue.
+	for _, c := range []int{1, 8} {
+		b.Run(fmt.Sprintf("target=review/c=%d", c), func(b *testing.B) {
+			e.load(b, loadSpec{Target: "review", Concurrency: c, Warmup: 20})
+		})
+	}
+}
+
+// journalAlone appends b.N events to one tenant's chain from c goroutines,
+// each in its own transaction.
+func (e *benchEnv) journalAlone(b *testing.B, c int) {
+	j := journal.New(e.db, nil)
+	ctx := context.Background()
+	lat := make([]time.Duration, b.N)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	b.ResetTimer()
+	start := time.Now()
+	for range c {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= b.N {
+					return
+				}
+				t0 := time.Now()
+				err := e.db.InTx(ctx, func(ctx context.Context) error {
+					_, err := j.Append(ctx, "tn_bench_journal", journal.Event{
+						Type: "bench.append", Actor: "bench", Subject: map[string]any{"i": i},
+						Payload: map[string]any{"kind": "memory", "held_expires_at": t0},
+					})
+					return err
+				})
+				if err != nil {
+					failed.Store(err)
+					return
+				}
+				lat[i] = time.Since(t0)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	slices.Sort(lat)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+	b.ReportMetric(ms(lat[b.N/2]), "p50-ms")
+	b.ReportMetric(ms(lat[b.N*99/100]), "p99-ms")
+}
