@@ -12,7 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-		"sync"
+	"sync"
 	"testing"
 
 	"github.com/go-chi/chi/v5"

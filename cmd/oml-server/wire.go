@@ -43,17 +43,25 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys) (*app, err
 	}
 	j := journal.New(db, nil)
 	idem := idempotency.New(db)
+	// The contexts call each other through ports in both directions, so
+	// the adapters bind to their modules once all exist.
+	var (
+		edges  = &edgesPort{}
+		claims = &claimsPort{}
+	)
 	acc := access.New(access.Deps{
-		DB: db, Journal: j, Idempotency: idem,
+		DB: db, Journal: j, Idempotency: idem, Edges: edges,
 		GuideURL: cfg.PublicURL + transport.GuidePath,
 	})
+	lin := lineage.New(lineage.Deps{DB: db, Journal: j, Access: lineageAccess{acc}, Claims: claims})
 	adm := admission.New(admission.Deps{
 		DB: db, Journal: j, Idempotency: idem,
 		Access:  accessPort{acc},
-		Lineage: lineage.New(lineage.Deps{DB: db}),
+		Lineage: lineagePort{lin},
 		Uploads: noUploads{}, Index: noIndex{},
 		SigningKey: k.signing, MaxText: cfg.MaxTextBytes, ServeTTL: cfg.ServeTTL,
 	})
+	edges.m, claims.m = lin, adm
 	h := transport.New(transport.Options{
 		Logger:         log,
 		Authenticator:  acc,
@@ -62,7 +70,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys) (*app, err
 		AllowedOrigins: cfg.AllowedOrigins,
 		Name:           "oml",
 		Ready:          readiness(db, runner),
-	}, acc, adm)
+	}, acc, adm, lin)
 	return &app{access: acc, admission: adm, handler: h}, nil
 }
 
@@ -88,6 +96,104 @@ func (a accessPort) WorkareaByID(ctx context.Context, id string) (admission.Work
 func (a accessPort) Subtrees(ctx context.Context, scope string) (admission.Subtrees, error) {
 	allow, deny, err := a.m.Subtrees(ctx, scope)
 	return admission.Subtrees{Allow: allow, Deny: deny}, err
+}
+
+// lineageAccess adapts the access context to lineage's Access port.
+type lineageAccess struct{ m *access.Module }
+
+func (a lineageAccess) Workarea(ctx context.Context, ref string) (lineage.Workarea, error) {
+	w, err := a.m.Effective(ctx, ref)
+	if err != nil {
+		return lineage.Workarea{}, err
+	}
+	return lineage.Workarea{ID: w.ID, IDPath: w.IDPath, Status: w.Status,
+		Reader: slices.Contains(w.Scopes, "reader"), Propose: slices.Contains(w.Scopes, "dreamer.propose")}, nil
+}
+
+func (a lineageAccess) Subtrees(ctx context.Context, scope string) (lineage.Subtrees, error) {
+	allow, deny, err := a.m.Subtrees(ctx, scope)
+	return lineage.Subtrees{Allow: allow, Deny: deny}, err
+}
+
+// lineagePort adapts the lineage context to admission's Lineage port.
+type lineagePort struct{ m *lineage.Module }
+
+func (l lineagePort) Declare(ctx context.Context, tenant, artifact string, targets []string, at time.Time) error {
+	return l.m.Declare(ctx, tenant, artifact, targets, at)
+}
+
+func (l lineagePort) Closure(ctx context.Context, tenant, artifact string, limit int) ([]string, error) {
+	return l.m.Closure(ctx, tenant, artifact, limit)
+}
+
+func (l lineagePort) Parents(ctx context.Context, tenant, artifact string) ([]string, error) {
+	return l.m.Parents(ctx, tenant, artifact)
+}
+
+func (l lineagePort) NextEdge(ctx context.Context, tenant, principal string, within admission.Subtrees, now, leaseUntil time.Time) (admission.Edge, bool, error) {
+	e, ok, err := l.m.NextForReview(ctx, tenant, principal, lineage.Subtrees(within), now, leaseUntil)
+	return toAdmissionEdge(e), ok, err
+}
+
+func (l lineagePort) DecideEdge(ctx context.Context, tenant, edgeID string, approve bool, byKey string) (admission.Edge, error) {
+	e, err := l.m.Decide(ctx, tenant, edgeID, approve, byKey)
+	return toAdmissionEdge(e), err
+}
+
+func toAdmissionEdge(e lineage.Edge) admission.Edge {
+	return admission.Edge{ID: e.ID, Kind: string(e.Kind), Label: e.Label, From: e.From, To: e.To, Note: e.Note,
+		State: string(e.State), ProposedAt: e.ProposedAt}
+}
+
+// claimsPort adapts the admission context to lineage's Claims port.
+type claimsPort struct{ m *admission.Module }
+
+func (c *claimsPort) Lookup(ctx context.Context, ids []string) (map[string]lineage.ClaimRef, error) {
+	views, err := c.m.View(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]lineage.ClaimRef, len(views))
+	for id, v := range views {
+		r := toClaimRef(v.Claim)
+		switch v.Visibility {
+		case admission.Readable:
+			r.Visibility = lineage.Readable
+		case admission.BodyLess:
+			r.Visibility = lineage.BodyLess
+		default:
+			r.Visibility = lineage.Absent
+		}
+		out[id] = r
+	}
+	return out, nil
+}
+
+func (c *claimsPort) Recent(ctx context.Context, idPath string, limit int) ([]lineage.ClaimRef, error) {
+	claims, err := c.m.RecentReadable(ctx, idPath, limit)
+	out := make([]lineage.ClaimRef, len(claims))
+	for i, cl := range claims {
+		out[i] = toClaimRef(cl)
+		out[i].Visibility = lineage.Readable
+	}
+	return out, err
+}
+
+func toClaimRef(c admission.Claim) lineage.ClaimRef {
+	return lineage.ClaimRef{ID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: string(c.Kind), State: string(c.State),
+		WorkareaID: c.WorkareaID, WorkareaIDPath: c.WorkareaIDPath, Supersedes: c.Supersedes}
+}
+
+// edgesPort adapts the lineage context to access's Edges port.
+type edgesPort struct{ m *lineage.Module }
+
+func (e *edgesPort) From(ctx context.Context, tenant, workarea string) ([]access.WorkareaEdge, error) {
+	edges, err := e.m.WorkareaEdges(ctx, tenant, workarea)
+	out := make([]access.WorkareaEdge, len(edges))
+	for i, x := range edges {
+		out[i] = access.WorkareaEdge{Label: x.Label, To: x.To, ToIDPath: x.ToIDPath, State: string(x.State)}
+	}
+	return out, err
 }
 
 // noUploads stands for the attachments context until it lands: every

@@ -30,8 +30,17 @@ type Deps struct {
 	Idempotency *idempotency.Store
 	// GuideURL is where the agent guide is served (whoami reports it).
 	GuideURL string
-	Now      func() time.Time
+	// Edges, when set, shows a workarea's readable edges (the lineage
+	// context).
+	Edges Edges
+	Now   func() time.Time
 }
+
+// Edges is the lineage context as access needs it.
+type Edges = app.Edges
+
+// WorkareaEdge is an edge out of a workarea.
+type WorkareaEdge = app.WorkareaEdge
 
 // Module is the access context, ready to mount.
 type Module struct {
@@ -43,6 +52,9 @@ type Module struct {
 // New assembles the context.
 func New(d Deps) *Module {
 	svc := app.New(postgres.New(d.DB), d.Journal, d.DB, d.Now)
+	if d.Edges != nil {
+		svc.WithEdges(d.Edges)
+	}
 	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency, d.GuideURL), guideURL: d.GuideURL}
 }
 

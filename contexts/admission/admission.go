@@ -37,6 +37,8 @@ type (
 	Uploads = app.Uploads
 	// Index is the retrieval context's serving tier.
 	Index = app.Index
+	// Edge is a proposed edge as a reviewer is shown it.
+	Edge = app.Edge
 	// Claim is one version of a claim, as the serving tier receives it.
 	Claim = domain.Claim
 	// Attachment is a bound upload's digest, media type and size.
@@ -88,4 +90,29 @@ func (m *Module) Tools(t *transport.Tools) { mcptools.Register(t, m.svc, m.idem)
 // SweepExpired settles held items past their expiry; safe on every replica.
 func (m *Module) SweepExpired(ctx context.Context, batch int) (int, error) {
 	return m.svc.SweepExpired(ctx, batch)
+}
+
+// ClaimView is a claim with how the caller may see it.
+type ClaimView = app.ClaimView
+
+// Visibility is how the caller may see a claim.
+type Visibility = app.Visibility
+
+// The visibilities.
+const (
+	Absent   = app.Absent
+	BodyLess = app.BodyLess
+	Readable = app.Readable
+)
+
+// View classifies claims for the caller in ctx (the lineage graph reads
+// through it).
+func (m *Module) View(ctx context.Context, ids []string) (map[string]ClaimView, error) {
+	return m.svc.View(ctx, ids)
+}
+
+// RecentReadable lists the newest promoted claims under idPath the caller
+// may read.
+func (m *Module) RecentReadable(ctx context.Context, idPath string, limit int) ([]Claim, error) {
+	return m.svc.RecentReadable(ctx, idPath, limit)
 }

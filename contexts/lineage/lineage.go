@@ -1,42 +1,106 @@
 // Package lineage is the lineage bounded context: declared derives_from
-// between artifacts and the closures review independence (R2) is checked
-// against. Claim and workarea edges and the scoped graph read build on it.
+// between artifacts, claim↔claim and workarea↔workarea edges (proposed,
+// then ratified through the serve ceremony by someone other than the
+// proposer), the closures review independence (R2) is checked against,
+// and the scoped graph read.
 package lineage
 
 import (
 	"context"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
+	"github.com/omlhub/oml/contexts/lineage/internal/app"
+	"github.com/omlhub/oml/contexts/lineage/internal/domain"
+	"github.com/omlhub/oml/contexts/lineage/internal/httpapi"
+	"github.com/omlhub/oml/contexts/lineage/internal/mcptools"
 	"github.com/omlhub/oml/contexts/lineage/internal/postgres"
+	"github.com/omlhub/oml/platform/journal"
 	"github.com/omlhub/oml/platform/pg"
+	"github.com/omlhub/oml/platform/transport"
+)
+
+// The ports other contexts fill, re-exported for cmd/oml-server's wiring.
+type (
+	// Access is the access context as lineage needs it.
+	Access = app.Access
+	// Workarea is a workarea with the caller's scopes there.
+	Workarea = app.Workarea
+	// Subtrees are where the caller holds a scope.
+	Subtrees = app.Subtrees
+	// Claims is the admission context as lineage needs it.
+	Claims = app.Claims
+	// ClaimRef is a claim as the graph shows it.
+	ClaimRef = app.ClaimRef
+	// Visibility is how the caller may see a claim.
+	Visibility = app.Visibility
+	// Edge is a proposed connection.
+	Edge = domain.Edge
+)
+
+// The visibilities.
+const (
+	Absent   = app.Absent
+	BodyLess = app.BodyLess
+	Readable = app.Readable
 )
 
 // Deps are what the context needs from the process.
 type Deps struct {
-	DB *pg.DB
+	DB      *pg.DB
+	Journal *journal.Journal
+	Access  Access
+	Claims  Claims
+	Now     func() time.Time
 }
 
 // Module is the lineage context.
 type Module struct {
-	repo *postgres.Repository
+	svc  *app.Service
+	http *httpapi.Handlers
 }
 
 // New assembles the context.
-func New(d Deps) *Module { return &Module{repo: postgres.New(d.DB)} }
+func New(d Deps) *Module {
+	svc := app.New(app.Deps{Repo: postgres.New(d.DB), Access: d.Access, Claims: d.Claims, Journal: d.Journal, Tx: d.DB, Now: d.Now})
+	return &Module{svc: svc, http: httpapi.New(svc)}
+}
+
+// Routes registers the HTTP routes (under /v1).
+func (m *Module) Routes(r chi.Router) { m.http.Routes(r) }
+
+// Tools registers the MCP tools.
+func (m *Module) Tools(t *transport.Tools) { mcptools.Register(t, m.svc) }
 
 // Declare records that artifact derives from targets, in the caller's unit
 // of work.
 func (m *Module) Declare(ctx context.Context, tenant, artifact string, targets []string, at time.Time) error {
-	return m.repo.Declare(ctx, tenant, artifact, targets, at)
+	return m.svc.Declare(ctx, tenant, artifact, targets, at)
 }
 
-// Closure returns every artifact the given one derives from, transitively,
-// at most limit of them.
+// Closure returns every artifact the given one derives from or points at
+// through a claim edge, transitively, at most limit of them.
 func (m *Module) Closure(ctx context.Context, tenant, artifact string, limit int) ([]string, error) {
-	return m.repo.Closure(ctx, tenant, artifact, limit)
+	return m.svc.Closure(ctx, tenant, artifact, limit)
 }
 
 // Parents lists what artifact derives from directly.
 func (m *Module) Parents(ctx context.Context, tenant, artifact string) ([]string, error) {
-	return m.repo.Parents(ctx, tenant, artifact)
+	return m.svc.Parents(ctx, tenant, artifact)
+}
+
+// NextForReview leases the oldest pending edge a reviewer may ratify.
+func (m *Module) NextForReview(ctx context.Context, tenant, principal string, within Subtrees, now, leaseUntil time.Time) (Edge, bool, error) {
+	return m.svc.NextForReview(ctx, tenant, principal, within, now, leaseUntil)
+}
+
+// Decide ratifies or rejects a leased edge in the caller's unit of work.
+func (m *Module) Decide(ctx context.Context, tenant, edgeID string, approve bool, byKey string) (Edge, error) {
+	return m.svc.Decide(ctx, tenant, edgeID, approve, byKey)
+}
+
+// WorkareaEdges lists a workarea's live outgoing edges.
+func (m *Module) WorkareaEdges(ctx context.Context, tenant, workarea string) ([]Edge, error) {
+	return m.svc.WorkareaEdges(ctx, tenant, workarea)
 }

@@ -29,6 +29,8 @@ const (
 	Frozen           Code = "workarea.frozen"
 	WorkareaConflict Code = "workarea.name_conflict"
 	StatusLadder     Code = "workarea.status_ladder"
+	EdgeExists       Code = "edge.exists"
+	LimitCeiling     Code = "limit.ceiling"
 	TenantExists     Code = "tenant.exists"
 	IdempotencyClash Code = "idempotency.conflict"
 	DigestMismatch   Code = "upload.digest_mismatch"
@@ -152,6 +154,7 @@ var statusByCode = map[Code]int{
 	LimitSize:        http.StatusRequestEntityTooLarge,
 	LimitQuota:       http.StatusTooManyRequests,
 	LimitRate:        http.StatusTooManyRequests,
+	LimitCeiling:     http.StatusUnprocessableEntity,
 	ServeExpired:     http.StatusGone,
 	ServeConsumed:    http.StatusConflict,
 	LineageRequired:  http.StatusUnprocessableEntity,
@@ -173,6 +176,7 @@ var statusByFamily = map[string]int{
 	"limit":       http.StatusTooManyRequests,
 	"review":      http.StatusConflict,
 	"tenant":      http.StatusConflict,
+	"edge":        http.StatusConflict,
 }
 
 // HTTPStatus returns the status for a code.

@@ -76,3 +76,10 @@ RETURNING a.*;
 
 -- name: ArtifactLease :exec
 UPDATE admission.artifacts SET leased_until = $3 WHERE tenant_id = $1 AND id = $2;
+
+-- name: ArtifactsRecentPromoted :many
+-- The newest promoted claims under a workarea (the graph's default roots).
+SELECT * FROM admission.artifacts
+WHERE tenant_id = $1 AND state = 'promoted' AND workarea_id_path <@ CAST(sqlc.arg(id_path)::text AS ltree)
+ORDER BY promoted_at DESC
+LIMIT @max_rows;

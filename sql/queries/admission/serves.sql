@@ -1,7 +1,7 @@
 -- name: ServeInsert :exec
 INSERT INTO admission.serves (
-    tenant_id, id, artifact_id, reviewer_key_id, reviewer_principal, self_signed, served_at, expires_at, closure
-) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9);
+    tenant_id, id, artifact_id, edge_id, reviewer_key_id, reviewer_principal, self_signed, served_at, expires_at, closure
+) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10);
 
 -- name: ServeGetForUpdate :one
 SELECT * FROM admission.serves WHERE tenant_id = $1 AND id = $2 FOR UPDATE;

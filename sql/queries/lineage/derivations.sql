@@ -4,13 +4,25 @@ SELECT @tenant_id, @artifact_id, t, @declared_at FROM unnest(@targets::text[]) A
 ON CONFLICT DO NOTHING;
 
 -- name: DerivationsClosure :many
--- Everything an artifact derives from, transitively (UNION stops cycles).
+-- Everything an artifact derives from, transitively, together with the
+-- claims its claim edges point at, pending or ratified (UNION stops cycles).
 WITH RECURSIVE up(id) AS (
-    SELECT d.target_id FROM lineage.derivations d WHERE d.tenant_id = @tenant_id AND d.artifact_id = @artifact_id
+    SELECT @artifact_id::text
     UNION
-    SELECT d.target_id FROM lineage.derivations d JOIN up ON d.tenant_id = @tenant_id AND d.artifact_id = up.id
+    SELECT n.id FROM up, LATERAL (
+        SELECT d.target_id AS id FROM lineage.derivations d
+        WHERE d.tenant_id = @tenant_id AND d.artifact_id = up.id
+        UNION ALL
+        SELECT e.to_id FROM lineage.edges e
+        WHERE e.tenant_id = @tenant_id AND e.kind = 'claim' AND e.state <> 'rejected' AND e.from_id = up.id
+    ) n
 )
-SELECT id::text FROM up LIMIT @max_rows;
+SELECT id::text FROM up WHERE id <> @artifact_id::text LIMIT @max_rows;
+
+-- name: DerivationsTouching :many
+-- Derivations with an end among ids, for the graph read.
+SELECT artifact_id, target_id FROM lineage.derivations
+WHERE tenant_id = @tenant_id AND (artifact_id = ANY(@ids::text[]) OR target_id = ANY(@ids::text[]));
 
 -- name: DerivationsOf :many
 SELECT target_id FROM lineage.derivations WHERE tenant_id = $1 AND artifact_id = $2 ORDER BY target_id;

@@ -97,6 +97,20 @@ type Journal interface {
 	Verify(ctx context.Context, tenant string) (journal.Report, error)
 }
 
+// WorkareaEdge is an edge out of a workarea (the lineage context).
+type WorkareaEdge struct {
+	Label    string
+	To       string
+	ToIDPath string
+	State    string
+}
+
+// Edges is the lineage context as access needs it: a workarea's live
+// outgoing edges, which access filters to what the caller may read.
+type Edges interface {
+	From(ctx context.Context, tenant, workarea string) ([]WorkareaEdge, error)
+}
+
 // Transactor runs fn in one unit of work.
 type Transactor interface {
 	InTx(ctx context.Context, fn func(ctx context.Context) error) error

@@ -18,7 +18,14 @@ type Service struct {
 	repo    Repository
 	journal Journal
 	tx      Transactor
+	edges   Edges
 	now     func() time.Time
+}
+
+// WithEdges lets workarea reads show edges from the lineage context.
+func (s *Service) WithEdges(e Edges) *Service {
+	s.edges = e
+	return s
 }
 
 // New returns a service. now may be nil (time.Now).
@@ -72,7 +79,11 @@ func (s *Service) viewOf(ctx context.Context) (view, error) {
 // at is the caller's effective access at w. A key revoked since it
 // authenticated holds nothing.
 func (v view) at(w domain.Workarea) domain.Scope {
-	return domain.Effective(v.role, v.access.Revoked, v.access.Grants, w.IDPath)
+	return v.atPath(w.IDPath)
+}
+
+func (v view) atPath(idPath string) domain.Scope {
+	return domain.Effective(v.role, v.access.Revoked, v.access.Grants, idPath)
 }
 
 // resolve finds a workarea by id or path within the caller's tenant.

@@ -13,9 +13,10 @@ import (
 // Info is one workarea as a key may see it.
 type Info struct {
 	Workarea domain.Workarea
-	// Children are the immediate children the key can read; the others
-	// are absent, not marked.
+	// Children and Edges are those the key can read; the others are
+	// absent, not marked.
 	Children []domain.Workarea
+	Edges    []WorkareaEdge
 	Verbs    []string
 	Epoch    int64
 }
@@ -47,9 +48,22 @@ func (s *Service) info(ctx context.Context, v view, w domain.Workarea) (Info, er
 			readable = append(readable, c)
 		}
 	}
+	var edges []WorkareaEdge
+	if s.edges != nil {
+		all, err := s.edges.From(ctx, v.caller.TenantID, w.ID)
+		if err != nil {
+			return Info{}, fmt.Errorf("load edges: %w", err)
+		}
+		for _, e := range all {
+			if v.atPath(e.ToIDPath).Has(domain.ScopeReader) {
+				edges = append(edges, e)
+			}
+		}
+	}
 	return Info{
 		Workarea: w,
 		Children: readable,
+		Edges:    edges,
 		Verbs:    domain.Verbs(v.at(w), w.Status, w.IsRoot()),
 		Epoch:    v.access.Epoch,
 	}, nil

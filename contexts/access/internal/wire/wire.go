@@ -63,6 +63,9 @@ func ToWorkareaInfo(in app.Info) WorkareaInfo {
 	for i, c := range in.Children {
 		out.Children[i] = Child{ID: c.ID, PathLeaf: c.Name, Status: string(c.Status)}
 	}
+	for _, e := range in.Edges {
+		out.Edges = append(out.Edges, Edge{Label: e.Label, To: e.To, State: e.State})
+	}
 	return out
 }
 

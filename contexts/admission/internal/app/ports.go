@@ -61,6 +61,23 @@ type Lineage interface {
 	Closure(ctx context.Context, tenant, artifact string, limit int) ([]string, error)
 	// Parents lists what artifact derives from directly.
 	Parents(ctx context.Context, tenant, artifact string) ([]string, error)
+	// NextEdge leases the oldest pending edge the reviewer may ratify
+	// (both endpoints inside within, not proposed by principal).
+	NextEdge(ctx context.Context, tenant, principal string, within Subtrees, now, leaseUntil time.Time) (Edge, bool, error)
+	// DecideEdge ratifies or rejects a leased edge, journalled, in the
+	// caller's unit of work.
+	DecideEdge(ctx context.Context, tenant, edgeID string, approve bool, byKey string) (Edge, error)
+}
+
+// Edge is a proposed edge as a reviewer is shown it.
+type Edge struct {
+	ID         string
+	Kind       string
+	Label      string
+	From, To   string
+	Note       string
+	State      string
+	ProposedAt time.Time
 }
 
 // Uploads binds completed upload sessions to a submission (the attachments
@@ -136,4 +153,6 @@ type Repository interface {
 	// ExpireDue moves held items past their expiry to expired (SKIP
 	// LOCKED, so replicas share the work) and returns them.
 	ExpireDue(ctx context.Context, now time.Time, limit int) ([]domain.Claim, error)
+	// RecentPromoted lists the newest promoted claims under idPath.
+	RecentPromoted(ctx context.Context, tenant, idPath string, limit int) ([]domain.Claim, error)
 }

@@ -175,3 +175,77 @@ func (s *Service) SweepExpired(ctx context.Context, batch int) (int, error) {
 	})
 	return n, err
 }
+
+// Visibility is how the caller may see a claim in another context's read.
+type Visibility int
+
+// The visibilities: Absent (unknown, erased, or another writer's
+// non-promoted claim: R3), BodyLess (promoted, outside the caller's read
+// access: its id only), Readable.
+const (
+	Absent Visibility = iota
+	BodyLess
+	Readable
+)
+
+// ClaimView is a claim with how the caller may see it.
+type ClaimView struct {
+	Claim      domain.Claim
+	Visibility Visibility
+}
+
+// View classifies claims for the caller (the lineage context's graph reads
+// through it). Unknown ids are absent.
+func (s *Service) View(ctx context.Context, ids []string) (map[string]ClaimView, error) {
+	caller, err := contentCaller(ctx, "content view")
+	if err != nil {
+		return nil, err
+	}
+	claims, err := s.Repo.ClaimsByIDs(ctx, caller.TenantID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("load claims: %w", err)
+	}
+	readable, err := s.Access.Subtrees(ctx, "reader")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]ClaimView, len(claims))
+	for _, c := range claims {
+		v := ClaimView{Claim: c}
+		switch {
+		case c.State == domain.StateErased:
+		case c.AuthorPrincipal == caller.PrincipalID:
+			v.Visibility = Readable
+		case c.State == domain.StatePromoted && within(c.WorkareaIDPath, readable):
+			v.Visibility = Readable
+		case c.State == domain.StatePromoted:
+			v.Visibility = BodyLess
+		}
+		out[c.ID] = v
+	}
+	return out, nil
+}
+
+// RecentReadable lists the newest promoted claims under idPath that the
+// caller may read.
+func (s *Service) RecentReadable(ctx context.Context, idPath string, limit int) ([]domain.Claim, error) {
+	caller, err := contentCaller(ctx, "content view")
+	if err != nil {
+		return nil, err
+	}
+	readable, err := s.Access.Subtrees(ctx, "reader")
+	if err != nil {
+		return nil, err
+	}
+	claims, err := s.Repo.RecentPromoted(ctx, caller.TenantID, idPath, limit)
+	if err != nil {
+		return nil, fmt.Errorf("recent claims: %w", err)
+	}
+	out := claims[:0]
+	for _, c := range claims {
+		if within(c.WorkareaIDPath, readable) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}

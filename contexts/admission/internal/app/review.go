@@ -13,12 +13,13 @@ import (
 	"github.com/omlhub/oml/platform/journal"
 )
 
-// Served is an item leased to the calling reviewer, with what it derives
-// from directly (the closure checked is in the serve).
+// Served is an item leased to the calling reviewer: a claim with what it
+// derives from directly (the closure checked is in the serve), or an edge.
 type Served struct {
 	Serve   domain.Serve
 	Claim   domain.Claim
 	Parents []string
+	Edge    *Edge
 }
 
 // closureLimit bounds the lineage walked for one independence check.
@@ -85,10 +86,27 @@ func (s *Service) ServeNext(ctx context.Context) (Served, bool, error) {
 				})
 			}
 			if len(batch) < candidateBatch {
-				return nil
+				break
 			}
 		}
-		return nil
+		// No claim to review: a pending edge, ratified by a reviewer on
+		// both endpoints who is not its proposer (R2).
+		e, ok, err := s.Lineage.NextEdge(ctx, caller.TenantID, caller.PrincipalID, reviewable, now, now.Add(s.cfg.ServeTTL))
+		if err != nil || !ok {
+			return err
+		}
+		srv := domain.Serve{
+			ID: ids.New(ids.Serve), EdgeID: e.ID, Reviewer: domain.Reviewer{KeyID: caller.KeyID, Principal: caller.PrincipalID},
+			ServedAt: now, ExpiresAt: now.Add(s.cfg.ServeTTL),
+		}
+		if err := s.Repo.ServeInsert(ctx, caller.TenantID, srv); err != nil {
+			return fmt.Errorf("lease edge: %w", err)
+		}
+		out, found = Served{Serve: srv, Edge: &e}, true
+		return s.record(ctx, caller.TenantID, journal.Event{
+			Type: "review.serve", Actor: caller.KeyID, Subject: map[string]any{"edge_id": e.ID},
+			Payload: map[string]any{"serve_id": srv.ID, "expires_at": srv.ExpiresAt},
+		})
 	})
 	return out, found, err
 }
@@ -136,9 +154,10 @@ func (s *Service) eligible(ctx context.Context, caller auth.Caller, c domain.Cla
 	}, true, nil
 }
 
-// Decision is the outcome of a verdict.
+// Decision is the outcome of a verdict: on a claim, or on an edge.
 type Decision struct {
 	Claim   domain.Claim
+	Edge    *Edge
 	Verdict domain.Verdict
 }
 
@@ -171,6 +190,14 @@ func (s *Service) Verdict(ctx context.Context, serveID, verdict, reason string) 
 		}
 		now := s.now()
 		if err := srv.Consume(now); err != nil {
+			return err
+		}
+		if srv.EdgeID != "" {
+			if err := s.Repo.ServeDecide(ctx, caller.TenantID, srv, v, reason); err != nil {
+				return fmt.Errorf("record verdict: %w", err)
+			}
+			e, err := s.Lineage.DecideEdge(ctx, caller.TenantID, srv.EdgeID, v == domain.Approve, caller.KeyID)
+			out = Decision{Edge: &e, Verdict: v}
 			return err
 		}
 		c, err := s.Repo.ClaimGetForUpdate(ctx, caller.TenantID, srv.ArtifactID)

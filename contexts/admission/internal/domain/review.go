@@ -71,10 +71,12 @@ func Independence(c Claim, r Reviewer, closureAuthors []string, development bool
 	return false, false
 }
 
-// Serve is one item leased to one reviewer until a verdict or expiry (D14).
+// Serve is one item — a held claim or a pending edge — leased to one
+// reviewer until a verdict or expiry (D14).
 type Serve struct {
 	ID         string
-	ArtifactID string
+	ArtifactID string // set for a claim
+	EdgeID     string // set for an edge
 	Reviewer   Reviewer
 	SelfSigned bool
 	ServedAt   time.Time

@@ -109,11 +109,26 @@ type servedItem struct {
 	RequiredApprovals int               `json:"required_approvals"`
 }
 
+// servedEdge is a pending edge shown for ratification.
+type servedEdge struct {
+	EdgeID     string    `json:"edge_id"`
+	Kind       string    `json:"kind"`
+	Label      string    `json:"label"`
+	From       string    `json:"from"`
+	To         string    `json:"to"`
+	Note       string    `json:"note,omitempty"`
+	ProposedAt time.Time `json:"proposed_at"`
+}
+
+// serveResponse leases a claim (subject "claim", item) or an edge
+// (subject "edge", edge).
 type serveResponse struct {
-	ServeID    string     `json:"serve_id"`
-	ExpiresAt  time.Time  `json:"expires_at"`
-	SelfSigned bool       `json:"self_signed"`
-	Item       servedItem `json:"item"`
+	ServeID    string      `json:"serve_id"`
+	ExpiresAt  time.Time   `json:"expires_at"`
+	SelfSigned bool        `json:"self_signed"`
+	Subject    string      `json:"subject"`
+	Item       *servedItem `json:"item,omitempty"`
+	Edge       *servedEdge `json:"edge,omitempty"`
 }
 
 // serve leases the next eligible item; 204 when there is none.
@@ -133,17 +148,23 @@ func (h *Handlers) serve(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
+	out := serveResponse{ServeID: s.Serve.ID, ExpiresAt: s.Serve.ExpiresAt.UTC(), SelfSigned: s.Serve.SelfSigned}
+	if e := s.Edge; e != nil {
+		out.Subject = "edge"
+		out.Edge = &servedEdge{EdgeID: e.ID, Kind: e.Kind, Label: e.Label, From: e.From, To: e.To, Note: e.Note, ProposedAt: e.ProposedAt.UTC()}
+		transport.WriteJSON(w, http.StatusOK, out)
+		return nil
+	}
 	c := s.Claim
-	transport.WriteJSON(w, http.StatusOK, serveResponse{
-		ServeID: s.Serve.ID, ExpiresAt: s.Serve.ExpiresAt.UTC(), SelfSigned: s.Serve.SelfSigned,
-		Item: servedItem{
-			ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: string(c.Kind), Workarea: c.WorkareaID,
-			Text: c.Text, DerivesFrom: orEmpty(s.Parents), Lineage: orEmpty(s.Serve.Closure),
-			Findings: wire.ToFindings(c.Findings), Attachments: wire.ToAttachments(c.Attachments),
-			SubmittedAt: c.SubmittedAt.UTC(), HeldExpiresAt: c.HeldExpiresAt.UTC(),
-			Approvals: c.Approvals, RequiredApprovals: c.RequiredApprovals,
-		},
-	})
+	out.Subject = "claim"
+	out.Item = &servedItem{
+		ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: string(c.Kind), Workarea: c.WorkareaID,
+		Text: c.Text, DerivesFrom: orEmpty(s.Parents), Lineage: orEmpty(s.Serve.Closure),
+		Findings: wire.ToFindings(c.Findings), Attachments: wire.ToAttachments(c.Attachments),
+		SubmittedAt: c.SubmittedAt.UTC(), HeldExpiresAt: c.HeldExpiresAt.UTC(),
+		Approvals: c.Approvals, RequiredApprovals: c.RequiredApprovals,
+	}
+	transport.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -154,7 +175,8 @@ type verdictRequest struct {
 
 type verdictResponse struct {
 	ServeID           string     `json:"serve_id"`
-	ArtifactID        string     `json:"artifact_id"`
+	ArtifactID        string     `json:"artifact_id,omitempty"`
+	EdgeID            string     `json:"edge_id,omitempty"`
 	Verdict           string     `json:"verdict"`
 	State             string     `json:"state"`
 	Approvals         int        `json:"approvals"`
@@ -172,6 +194,10 @@ func (h *Handlers) verdict(w http.ResponseWriter, r *http.Request) error {
 	d, err := h.svc.Verdict(r.Context(), serveID, req.Verdict, req.Reason)
 	if err != nil {
 		return err
+	}
+	if e := d.Edge; e != nil {
+		transport.WriteJSON(w, http.StatusOK, verdictResponse{ServeID: serveID, EdgeID: e.ID, Verdict: string(d.Verdict), State: e.State})
+		return nil
 	}
 	c := d.Claim
 	out := verdictResponse{

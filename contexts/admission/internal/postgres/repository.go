@@ -213,6 +213,22 @@ func (r *Repository) QueueCandidates(ctx context.Context, tenant string, f app.Q
 	return claimsFromRows(rows)
 }
 
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// RecentPromoted lists the newest promoted claims under idPath.
+func (r *Repository) RecentPromoted(ctx context.Context, tenant, idPath string, limit int) ([]domain.Claim, error) {
+	rows, err := r.q.ArtifactsRecentPromoted(ctx, r.conn(ctx), dbsqlc.ArtifactsRecentPromotedParams{TenantID: tenant, IDPath: idPath, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, translate(err)
+	}
+	return claimsFromRows(rows)
+}
+
 func orEmpty(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -226,12 +242,14 @@ func (r *Repository) ServeInsert(ctx context.Context, tenant string, s domain.Se
 	if err != nil {
 		return err
 	}
-	err = r.q.ArtifactLease(ctx, r.conn(ctx), dbsqlc.ArtifactLeaseParams{TenantID: tenant, ID: s.ArtifactID, LeasedUntil: &s.ExpiresAt})
-	if err != nil {
-		return translate(err)
+	if s.ArtifactID != "" {
+		err = r.q.ArtifactLease(ctx, r.conn(ctx), dbsqlc.ArtifactLeaseParams{TenantID: tenant, ID: s.ArtifactID, LeasedUntil: &s.ExpiresAt})
+		if err != nil {
+			return translate(err)
+		}
 	}
 	return translate(r.q.ServeInsert(ctx, r.conn(ctx), dbsqlc.ServeInsertParams{
-		TenantID: tenant, ID: s.ID, ArtifactID: s.ArtifactID, ReviewerKeyID: s.Reviewer.KeyID,
+		TenantID: tenant, ID: s.ID, ArtifactID: nullable(s.ArtifactID), EdgeID: nullable(s.EdgeID), ReviewerKeyID: s.Reviewer.KeyID,
 		ReviewerPrincipal: s.Reviewer.Principal, SelfSigned: s.SelfSigned, ServedAt: s.ServedAt,
 		ExpiresAt: s.ExpiresAt, Closure: closure,
 	}))
@@ -244,7 +262,7 @@ func (r *Repository) ServeGetForUpdate(ctx context.Context, tenant, id string) (
 		return domain.Serve{}, translate(err)
 	}
 	s := domain.Serve{
-		ID: row.ID, ArtifactID: row.ArtifactID, SelfSigned: row.SelfSigned, ServedAt: row.ServedAt,
+		ID: row.ID, ArtifactID: deref(row.ArtifactID), EdgeID: deref(row.EdgeID), SelfSigned: row.SelfSigned, ServedAt: row.ServedAt,
 		ExpiresAt: row.ExpiresAt, ConsumedAt: row.ConsumedAt,
 		Reviewer: domain.Reviewer{KeyID: row.ReviewerKeyID, Principal: row.ReviewerPrincipal},
 	}

@@ -537,3 +537,64 @@ func (q *Queries) ArtifactsQueue(ctx context.Context, db DBTX, arg ArtifactsQueu
 	}
 	return items, nil
 }
+
+const artifactsRecentPromoted = `-- name: ArtifactsRecentPromoted :many
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts
+WHERE tenant_id = $1 AND state = 'promoted' AND workarea_id_path <@ CAST($2::text AS ltree)
+ORDER BY promoted_at DESC
+LIMIT $3
+`
+
+type ArtifactsRecentPromotedParams struct {
+	TenantID string
+	IDPath   string
+	MaxRows  int32
+}
+
+// The newest promoted claims under a workarea (the graph's default roots).
+func (q *Queries) ArtifactsRecentPromoted(ctx context.Context, db DBTX, arg ArtifactsRecentPromotedParams) ([]AdmissionArtifact, error) {
+	rows, err := db.Query(ctx, artifactsRecentPromoted, arg.TenantID, arg.IDPath, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AdmissionArtifact
+	for rows.Next() {
+		var i AdmissionArtifact
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.ID,
+			&i.WorkareaID,
+			&i.WorkareaIDPath,
+			&i.ClaimKey,
+			&i.Version,
+			&i.Kind,
+			&i.Verb,
+			&i.State,
+			&i.Text,
+			&i.AuthorKeyID,
+			&i.AuthorPrincipal,
+			&i.Supersedes,
+			&i.SimulationID,
+			&i.Findings,
+			&i.Attachments,
+			&i.Envelope,
+			&i.Signature,
+			&i.RequiredApprovals,
+			&i.Approvals,
+			&i.SelfSigned,
+			&i.SubmittedAt,
+			&i.HeldExpiresAt,
+			&i.SettledAt,
+			&i.PromotedAt,
+			&i.LeasedUntil,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

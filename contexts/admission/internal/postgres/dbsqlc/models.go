@@ -99,10 +99,10 @@ type AdmissionPolicy struct {
 	UpdatedAt         time.Time
 }
 
-type AdmissionSerf struct {
+type AdmissionServe struct {
 	TenantID          string
 	ID                string
-	ArtifactID        string
+	ArtifactID        *string
 	ReviewerKeyID     string
 	ReviewerPrincipal string
 	SelfSigned        bool
@@ -112,6 +112,7 @@ type AdmissionSerf struct {
 	Verdict           *string
 	Reason            *string
 	Closure           []byte
+	EdgeID            *string
 }
 
 type AdmissionTenantSetting struct {
@@ -124,6 +125,25 @@ type LineageDerivation struct {
 	ArtifactID string
 	TargetID   string
 	DeclaredAt time.Time
+}
+
+type LineageEdge struct {
+	TenantID          string
+	ID                string
+	Kind              string
+	Label             string
+	FromID            string
+	ToID              string
+	FromIDPath        string
+	ToIDPath          string
+	Note              *string
+	State             string
+	ProposerKeyID     string
+	ProposerPrincipal string
+	ProposedAt        time.Time
+	DecidedAt         *time.Time
+	DecidedBy         *string
+	LeasedUntil       *time.Time
 }
 
 type PlatformIdempotencyRecord struct {

@@ -35,7 +35,7 @@ func (q *Queries) ServeDecide(ctx context.Context, db DBTX, arg ServeDecideParam
 }
 
 const serveGetForUpdate = `-- name: ServeGetForUpdate :one
-SELECT tenant_id, id, artifact_id, reviewer_key_id, reviewer_principal, self_signed, served_at, expires_at, consumed_at, verdict, reason, closure FROM admission.serves WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+SELECT tenant_id, id, artifact_id, reviewer_key_id, reviewer_principal, self_signed, served_at, expires_at, consumed_at, verdict, reason, closure, edge_id FROM admission.serves WHERE tenant_id = $1 AND id = $2 FOR UPDATE
 `
 
 type ServeGetForUpdateParams struct {
@@ -43,9 +43,9 @@ type ServeGetForUpdateParams struct {
 	ID       string
 }
 
-func (q *Queries) ServeGetForUpdate(ctx context.Context, db DBTX, arg ServeGetForUpdateParams) (AdmissionSerf, error) {
+func (q *Queries) ServeGetForUpdate(ctx context.Context, db DBTX, arg ServeGetForUpdateParams) (AdmissionServe, error) {
 	row := db.QueryRow(ctx, serveGetForUpdate, arg.TenantID, arg.ID)
-	var i AdmissionSerf
+	var i AdmissionServe
 	err := row.Scan(
 		&i.TenantID,
 		&i.ID,
@@ -59,20 +59,22 @@ func (q *Queries) ServeGetForUpdate(ctx context.Context, db DBTX, arg ServeGetFo
 		&i.Verdict,
 		&i.Reason,
 		&i.Closure,
+		&i.EdgeID,
 	)
 	return i, err
 }
 
 const serveInsert = `-- name: ServeInsert :exec
 INSERT INTO admission.serves (
-    tenant_id, id, artifact_id, reviewer_key_id, reviewer_principal, self_signed, served_at, expires_at, closure
-) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+    tenant_id, id, artifact_id, edge_id, reviewer_key_id, reviewer_principal, self_signed, served_at, expires_at, closure
+) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 `
 
 type ServeInsertParams struct {
 	TenantID          string
 	ID                string
-	ArtifactID        string
+	ArtifactID        *string
+	EdgeID            *string
 	ReviewerKeyID     string
 	ReviewerPrincipal string
 	SelfSigned        bool
@@ -86,6 +88,7 @@ func (q *Queries) ServeInsert(ctx context.Context, db DBTX, arg ServeInsertParam
 		arg.TenantID,
 		arg.ID,
 		arg.ArtifactID,
+		arg.EdgeID,
 		arg.ReviewerKeyID,
 		arg.ReviewerPrincipal,
 		arg.SelfSigned,

@@ -12,22 +12,29 @@ import (
 
 const derivationsClosure = `-- name: DerivationsClosure :many
 WITH RECURSIVE up(id) AS (
-    SELECT d.target_id FROM lineage.derivations d WHERE d.tenant_id = $2 AND d.artifact_id = $3
+    SELECT $1::text
     UNION
-    SELECT d.target_id FROM lineage.derivations d JOIN up ON d.tenant_id = $2 AND d.artifact_id = up.id
+    SELECT n.id FROM up, LATERAL (
+        SELECT d.target_id AS id FROM lineage.derivations d
+        WHERE d.tenant_id = $3 AND d.artifact_id = up.id
+        UNION ALL
+        SELECT e.to_id FROM lineage.edges e
+        WHERE e.tenant_id = $3 AND e.kind = 'claim' AND e.state <> 'rejected' AND e.from_id = up.id
+    ) n
 )
-SELECT id::text FROM up LIMIT $1
+SELECT id::text FROM up WHERE id <> $1::text LIMIT $2
 `
 
 type DerivationsClosureParams struct {
+	ArtifactID string
 	MaxRows    int32
 	TenantID   string
-	ArtifactID string
 }
 
-// Everything an artifact derives from, transitively (UNION stops cycles).
+// Everything an artifact derives from, transitively, together with the
+// claims its claim edges point at, pending or ratified (UNION stops cycles).
 func (q *Queries) DerivationsClosure(ctx context.Context, db DBTX, arg DerivationsClosureParams) ([]string, error) {
-	rows, err := db.Query(ctx, derivationsClosure, arg.MaxRows, arg.TenantID, arg.ArtifactID)
+	rows, err := db.Query(ctx, derivationsClosure, arg.ArtifactID, arg.MaxRows, arg.TenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +98,42 @@ func (q *Queries) DerivationsOf(ctx context.Context, db DBTX, arg DerivationsOfP
 			return nil, err
 		}
 		items = append(items, target_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const derivationsTouching = `-- name: DerivationsTouching :many
+SELECT artifact_id, target_id FROM lineage.derivations
+WHERE tenant_id = $1 AND (artifact_id = ANY($2::text[]) OR target_id = ANY($2::text[]))
+`
+
+type DerivationsTouchingParams struct {
+	TenantID string
+	Ids      []string
+}
+
+type DerivationsTouchingRow struct {
+	ArtifactID string
+	TargetID   string
+}
+
+// Derivations with an end among ids, for the graph read.
+func (q *Queries) DerivationsTouching(ctx context.Context, db DBTX, arg DerivationsTouchingParams) ([]DerivationsTouchingRow, error) {
+	rows, err := db.Query(ctx, derivationsTouching, arg.TenantID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DerivationsTouchingRow
+	for rows.Next() {
+		var i DerivationsTouchingRow
+		if err := rows.Scan(&i.ArtifactID, &i.TargetID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -1,0 +1,104 @@
+// Package app holds the lineage context's use cases: declared derivations
+// and closures, edge proposals and their ratification through the serve
+// ceremony, and the scoped graph read.
+package app
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/omlhub/oml/contexts/lineage/internal/domain"
+	"github.com/omlhub/oml/platform/journal"
+)
+
+// ErrNotFound and ErrConflict are what the repository returns for a
+// missing row and a uniqueness clash.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("conflict")
+)
+
+// Workarea is a workarea with the caller's scopes there (the access context).
+type Workarea struct {
+	ID      string
+	IDPath  string
+	Status  string
+	Reader  bool
+	Propose bool
+}
+
+// Subtrees are where the caller holds one scope.
+type Subtrees struct {
+	Allow []string
+	Deny  []string
+}
+
+// Access is the access context as lineage needs it.
+type Access interface {
+	Workarea(ctx context.Context, ref string) (Workarea, error)
+	Subtrees(ctx context.Context, scope string) (Subtrees, error)
+}
+
+// Visibility is how the caller may see a claim in a graph.
+type Visibility int
+
+// The visibilities: absent (unknown, erased, or held by another writer:
+// never shown, R3), body-less (promoted but outside the caller's read
+// access: the id only), readable.
+const (
+	Absent Visibility = iota
+	BodyLess
+	Readable
+)
+
+// ClaimRef is a claim as the graph shows it.
+type ClaimRef struct {
+	ID             string
+	ClaimKey       string
+	Version        int
+	Kind           string
+	State          string
+	WorkareaID     string
+	WorkareaIDPath string
+	Supersedes     string
+	Visibility     Visibility
+}
+
+// Claims is the admission context as lineage needs it.
+type Claims interface {
+	// Lookup classifies ids for the caller; unknown ids come back Absent.
+	Lookup(ctx context.Context, ids []string) (map[string]ClaimRef, error)
+	// Recent lists the newest claims readable by the caller under idPath.
+	Recent(ctx context.Context, idPath string, limit int) ([]ClaimRef, error)
+}
+
+// Derivation is one declared derives_from.
+type Derivation struct{ From, To string }
+
+// Repository is lineage's storage.
+type Repository interface {
+	Declare(ctx context.Context, tenant, artifact string, targets []string, at time.Time) error
+	Closure(ctx context.Context, tenant, artifact string, limit int) ([]string, error)
+	Parents(ctx context.Context, tenant, artifact string) ([]string, error)
+	DerivationsTouching(ctx context.Context, tenant string, ids []string) ([]Derivation, error)
+
+	EdgeInsert(ctx context.Context, e domain.Edge) error
+	EdgeGetForUpdate(ctx context.Context, tenant, id string) (domain.Edge, error)
+	// EdgeNextForReview locks (SKIP LOCKED) and leases the oldest pending
+	// edge the reviewer may ratify.
+	EdgeNextForReview(ctx context.Context, tenant, principal string, within Subtrees, now, leaseUntil time.Time) (domain.Edge, error)
+	EdgeDecide(ctx context.Context, e domain.Edge, by string) error
+	ClaimEdgesTouching(ctx context.Context, tenant string, ids []string) ([]domain.Edge, error)
+	WorkareaEdgesFrom(ctx context.Context, tenant, workarea string) ([]domain.Edge, error)
+}
+
+// Journal appends events in the caller's unit of work.
+type Journal interface {
+	Append(ctx context.Context, tenant string, e journal.Event) (journal.Appended, error)
+}
+
+// Transactor runs fn in one unit of work.
+type Transactor interface {
+	InTx(ctx context.Context, fn func(ctx context.Context) error) error
+}

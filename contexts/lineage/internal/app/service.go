@@ -1,0 +1,202 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/omlhub/oml/contexts/lineage/internal/domain"
+	"github.com/omlhub/oml/platform/auth"
+	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/ids"
+	"github.com/omlhub/oml/platform/journal"
+)
+
+// Deps are the service's ports.
+type Deps struct {
+	Repo    Repository
+	Access  Access
+	Claims  Claims
+	Journal Journal
+	Tx      Transactor
+	Now     func() time.Time
+}
+
+// Service is the lineage context's application service.
+type Service struct{ Deps }
+
+// New returns a service.
+func New(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Service{d}
+}
+
+func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
+
+func within(idPath string, t Subtrees) bool {
+	in := slices.ContainsFunc(t.Allow, func(a string) bool { return idPath == a || strings.HasPrefix(idPath, a+".") })
+	return in && !slices.ContainsFunc(t.Deny, func(d string) bool { return idPath == d || strings.HasPrefix(idPath, d+".") })
+}
+
+// Propose records a pending edge (oml_relate_propose). A workarea edge
+// needs reader on both endpoints and dreamer.propose on at least one; a
+// claim edge needs both claims readable and dreamer.propose on at least
+// one's workarea. Endpoints the caller cannot read are access.not_found,
+// like unknown ones.
+func (s *Service) Propose(ctx context.Context, p domain.Proposal) (domain.Edge, error) {
+	c, ok := auth.From(ctx)
+	if !ok {
+		return domain.Edge{}, errs.New(errs.AuthMissing, "every call presents a bearer key", "no authenticated caller")
+	}
+	if c.Role == "operator" {
+		return domain.Edge{}, errs.New(errs.VerbCeiling, "operator never writes, reads or reviews content (D9)", "operator keys propose no edges")
+	}
+	if err := p.Validate(); err != nil {
+		return domain.Edge{}, err
+	}
+	e := domain.Edge{
+		ID: ids.New(ids.WorkareaEdge), TenantID: c.TenantID, Kind: p.Kind, Label: p.Label, Note: p.Note,
+		State: domain.Pending, ProposerKeyID: c.KeyID, ProposerPrincipal: c.PrincipalID, ProposedAt: s.now(),
+	}
+	var err error
+	if p.Kind == domain.KindWorkarea {
+		err = s.workareaEndpoints(ctx, &e, p)
+	} else {
+		e.ID = ids.New(ids.ClaimEdge)
+		err = s.claimEndpoints(ctx, &e, p)
+	}
+	if err != nil {
+		return domain.Edge{}, err
+	}
+	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
+		if err := s.Repo.EdgeInsert(ctx, e); err != nil {
+			if errors.Is(err, ErrConflict) {
+				return errs.New(errs.EdgeExists, "one live proposal per (from, to, label)", "an edge %s → %s labelled %q is already pending or ratified", e.From, e.To, e.Label)
+			}
+			return fmt.Errorf("insert edge: %w", err)
+		}
+		_, err := s.Journal.Append(ctx, c.TenantID, journal.Event{
+			Type: string(e.Kind) + ".relate_proposed", Actor: c.KeyID,
+			Subject: map[string]any{"edge_id": e.ID},
+			Payload: map[string]any{"label": e.Label, "from": e.From, "to": e.To, "note": e.Note},
+		})
+		return err
+	})
+	return e, err
+}
+
+const ruleEdge = "edge proposal requires dreamer(propose) on ≥1 endpoint and reader on both (D7)"
+
+func endpointNotFound(which string) error {
+	return errs.New(errs.NotFound, ruleEdge, "endpoint '%s' names no workarea readable by this key", which)
+}
+
+func (s *Service) workareaEndpoints(ctx context.Context, e *domain.Edge, p domain.Proposal) error {
+	from, err := s.Access.Workarea(ctx, p.From)
+	if err != nil || !from.Reader {
+		return endpointNotFound("from")
+	}
+	to, err := s.Access.Workarea(ctx, p.To)
+	if err != nil || !to.Reader {
+		return endpointNotFound("to")
+	}
+	if from.ID == to.ID {
+		return errs.Invalid("an edge joins two different workareas")
+	}
+	if !from.Propose && !to.Propose {
+		return errs.New(errs.Denied, ruleEdge, "this key holds dreamer.propose on neither endpoint")
+	}
+	for _, w := range []Workarea{from, to} {
+		if w.Status == "validated" {
+			return errs.New(errs.Frozen, "status ladder: a validated workarea refuses new writes (D8)", "workarea %s is validated", w.ID)
+		}
+	}
+	e.From, e.To, e.FromIDPath, e.ToIDPath = from.ID, to.ID, from.IDPath, to.IDPath
+	return nil
+}
+
+func (s *Service) claimEndpoints(ctx context.Context, e *domain.Edge, p domain.Proposal) error {
+	refs, err := s.Claims.Lookup(ctx, []string{p.From, p.To})
+	if err != nil {
+		return err
+	}
+	from, to := refs[p.From], refs[p.To]
+	for which, r := range map[string]ClaimRef{"from": from, "to": to} {
+		if r.Visibility != Readable {
+			return errs.New(errs.NotFound, "claim edges join claims readable by the proposing key (fail closed)",
+				"endpoint '%s' names no artifact readable by this key", which)
+		}
+	}
+	propose, err := s.Access.Subtrees(ctx, "dreamer.propose")
+	if err != nil {
+		return err
+	}
+	if !within(from.WorkareaIDPath, propose) && !within(to.WorkareaIDPath, propose) {
+		return errs.New(errs.Denied, "claim edge proposal requires dreamer(propose) on ≥1 endpoint's workarea (D7)",
+			"this key holds dreamer.propose on neither endpoint's workarea")
+	}
+	e.From, e.To, e.FromIDPath, e.ToIDPath = from.ID, to.ID, from.WorkareaIDPath, to.WorkareaIDPath
+	return nil
+}
+
+// Declare records that artifact derives from targets.
+func (s *Service) Declare(ctx context.Context, tenant, artifact string, targets []string, at time.Time) error {
+	return s.Repo.Declare(ctx, tenant, artifact, targets, at)
+}
+
+// NextForReview leases the oldest pending edge the reviewer may ratify:
+// both endpoints inside its dreamer.review subtrees, not its principal's
+// proposal (R2). ok is false when there is none.
+func (s *Service) NextForReview(ctx context.Context, tenant, principal string, within Subtrees, now, leaseUntil time.Time) (domain.Edge, bool, error) {
+	e, err := s.Repo.EdgeNextForReview(ctx, tenant, principal, within, now, leaseUntil)
+	if errors.Is(err, ErrNotFound) {
+		return domain.Edge{}, false, nil
+	}
+	return e, err == nil, err
+}
+
+// Decide ratifies or rejects a leased edge, journalled, in the caller's
+// unit of work.
+func (s *Service) Decide(ctx context.Context, tenant, edgeID string, approve bool, byKey string) (domain.Edge, error) {
+	e, err := s.Repo.EdgeGetForUpdate(ctx, tenant, edgeID)
+	if err != nil {
+		return e, fmt.Errorf("lock edge: %w", err)
+	}
+	if err := e.Decide(approve, s.now()); err != nil {
+		return e, err
+	}
+	if err := s.Repo.EdgeDecide(ctx, e, byKey); err != nil {
+		return e, fmt.Errorf("decide edge: %w", err)
+	}
+	typ := string(e.Kind) + ".relate_ratified"
+	if !approve {
+		typ = string(e.Kind) + ".relate_rejected"
+	}
+	_, err = s.Journal.Append(ctx, tenant, journal.Event{
+		Type: typ, Actor: byKey, Subject: map[string]any{"edge_id": e.ID},
+		Payload: map[string]any{"label": e.Label, "from": e.From, "to": e.To, "proposer": e.ProposerKeyID},
+	})
+	return e, err
+}
+
+// Closure returns every artifact the given one derives from or points at
+// through a claim edge, transitively.
+func (s *Service) Closure(ctx context.Context, tenant, artifact string, limit int) ([]string, error) {
+	return s.Repo.Closure(ctx, tenant, artifact, limit)
+}
+
+// Parents lists what artifact derives from directly.
+func (s *Service) Parents(ctx context.Context, tenant, artifact string) ([]string, error) {
+	return s.Repo.Parents(ctx, tenant, artifact)
+}
+
+// WorkareaEdges lists a workarea's live outgoing edges (the access context
+// filters them to what the caller may read).
+func (s *Service) WorkareaEdges(ctx context.Context, tenant, workarea string) ([]domain.Edge, error) {
+	return s.Repo.WorkareaEdgesFrom(ctx, tenant, workarea)
+}

@@ -1,0 +1,46 @@
+-- name: EdgeInsert :exec
+INSERT INTO lineage.edges (
+    tenant_id, id, kind, label, from_id, to_id, from_id_path, to_id_path, note, state,
+    proposer_key_id, proposer_principal, proposed_at
+) VALUES (
+    @tenant_id, @id, @kind, @label, @from_id, @to_id,
+    CAST(sqlc.arg(from_id_path)::text AS ltree), CAST(sqlc.arg(to_id_path)::text AS ltree),
+    @note, 'pending', @proposer_key_id, @proposer_principal, @proposed_at
+);
+
+-- name: EdgeGetForUpdate :one
+SELECT * FROM lineage.edges WHERE tenant_id = $1 AND id = $2 FOR UPDATE;
+
+-- name: EdgesQueue :many
+-- Pending edges a reviewer may ratify: both endpoints inside its review
+-- subtrees, not proposed by its principal, not leased now; oldest first.
+SELECT * FROM lineage.edges e
+WHERE e.tenant_id = @tenant_id AND e.state = 'pending'
+  AND e.proposer_principal <> @principal
+  AND (e.leased_until IS NULL OR e.leased_until <= @now)
+  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> e.from_id_path
+  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> e.to_id_path
+  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> e.from_id_path)
+  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> e.to_id_path)
+ORDER BY e.proposed_at
+LIMIT 1
+FOR UPDATE OF e SKIP LOCKED;
+
+-- name: EdgeLease :exec
+UPDATE lineage.edges SET leased_until = $3 WHERE tenant_id = $1 AND id = $2;
+
+-- name: EdgeDecide :exec
+UPDATE lineage.edges SET state = $3, decided_at = $4, decided_by = $5, leased_until = NULL
+WHERE tenant_id = $1 AND id = $2;
+
+-- name: EdgesTouching :many
+-- Claim edges (pending or ratified) with an endpoint among ids.
+SELECT * FROM lineage.edges
+WHERE tenant_id = @tenant_id AND kind = 'claim' AND state <> 'rejected'
+  AND (from_id = ANY(@ids::text[]) OR to_id = ANY(@ids::text[]));
+
+-- name: WorkareaEdgesFrom :many
+-- A workarea's edges (pending or ratified) for oml_workarea_info.
+SELECT * FROM lineage.edges
+WHERE tenant_id = $1 AND kind = 'workarea' AND state <> 'rejected' AND from_id = $2
+ORDER BY proposed_at;
