@@ -333,3 +333,5 @@ func (s *server) count(t *testing.T, query string, args ...any) int64 {
 	}
 	return n
 }
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

@@ -98,6 +98,8 @@ func (a accessPort) Subtrees(ctx context.Context, scope string) (admission.Subtr
 	return admission.Subtrees{Allow: allow, Deny: deny}, err
 }
 
+func (a accessPort) Banned(ctx context.Context) (bool, string, error) { return a.m.Banned(ctx) }
+
 // lineageAccess adapts the access context to lineage's Access port.
 type lineageAccess struct{ m *access.Module }
 

@@ -48,6 +48,14 @@ commands:
                                     grant (or deny) SCOPE on a subtree (admin); SCOPE is
                                     reader|writer|dreamer.propose|dreamer.review|admin
   grant remove GRANT_ID             remove a grant (admin)
+  artifact show ARTIFACT_ID         show one artifact as this key may see it
+  artifact demote|erase ARTIFACT_ID --reason TEXT
+                                    take a promoted claim out of recall, or erase a claim's
+                                    text and attachments keeping a tombstone (admin)
+  ban add --principal NAME --reason TEXT
+                                    refuse a principal's submissions (admin)
+  ban list                          list bans (admin)
+  ban lift BAN_ID                   lift a ban (admin)
   whoami                            show the key's principal, role, tenant and root workarea
   tools                             list the MCP tools with their input schemas
   call TOOL [JSON|-]                call one MCP tool with a JSON object of arguments
@@ -122,6 +130,10 @@ func (c *cli) dispatch(ctx context.Context, cmd string, args []string) error {
 		return c.call(ctx, args)
 	case "admin":
 		return c.admin(ctx, args)
+	case "artifact":
+		return c.artifacts(ctx, args)
+	case "ban":
+		return c.bans(ctx, args)
 	case "version":
 		return c.version(ctx, args)
 	case "help", "-h", "--help":

@@ -108,3 +108,8 @@ func (m *Module) Subtrees(ctx context.Context, scope string) (allow, deny []stri
 	}
 	return m.svc.Subtrees(ctx, s)
 }
+
+// Banned reports whether the caller's principal is banned, and why.
+func (m *Module) Banned(ctx context.Context) (bool, string, error) {
+	return m.svc.Banned(ctx)
+}

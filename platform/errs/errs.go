@@ -26,6 +26,9 @@ const (
 	NotFound         Code = "access.not_found"
 	VerbCeiling      Code = "access.verb_ceiling"
 	Denied           Code = "access.denied"
+	Banned           Code = "access.banned"
+	BanExists        Code = "ban.exists"
+	BadTransition    Code = "lifecycle.invalid_transition"
 	Frozen           Code = "workarea.frozen"
 	WorkareaConflict Code = "workarea.name_conflict"
 	StatusLadder     Code = "workarea.status_ladder"
@@ -148,6 +151,7 @@ var statusByCode = map[Code]int{
 	NotFound:         http.StatusNotFound,
 	VerbCeiling:      http.StatusForbidden,
 	Denied:           http.StatusForbidden,
+	Banned:           http.StatusForbidden,
 	Frozen:           http.StatusConflict,
 	IdempotencyClash: http.StatusConflict,
 	DigestMismatch:   http.StatusConflict,
@@ -177,6 +181,8 @@ var statusByFamily = map[string]int{
 	"review":      http.StatusConflict,
 	"tenant":      http.StatusConflict,
 	"edge":        http.StatusConflict,
+	"lifecycle":   http.StatusConflict,
+	"ban":         http.StatusConflict,
 }
 
 // HTTPStatus returns the status for a code.

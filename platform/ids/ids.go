@@ -27,6 +27,7 @@ const (
 	Session      Prefix = "ses"
 	Event        Prefix = "evt"
 	Serve        Prefix = "srv"
+	Ban          Prefix = "ban"
 	Request      Prefix = "req"
 )
 

@@ -28,7 +28,8 @@ LIMIT 1;
 -- name: ArtifactUpdate :exec
 UPDATE admission.artifacts
 SET state = @state, approvals = @approvals, self_signed = @self_signed,
-    settled_at = @settled_at, promoted_at = @promoted_at, text = @text, leased_until = @leased_until
+    settled_at = @settled_at, promoted_at = @promoted_at, text = @text, leased_until = @leased_until,
+    attachments = @attachments, findings = @findings
 WHERE tenant_id = @tenant_id AND id = @id;
 
 -- name: ArtifactsMine :many

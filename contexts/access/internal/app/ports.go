@@ -89,6 +89,24 @@ type Repository interface {
 	GrantRemove(ctx context.Context, tenant, id, by string, at time.Time) (bool, error)
 	// AccessOf reads the key's epoch, revocation and grants in one snapshot.
 	AccessOf(ctx context.Context, tenant, keyID string) (Access, error)
+
+	PrincipalByName(ctx context.Context, tenant, name string) (Principal, error)
+	BanCreate(ctx context.Context, tenant string, b Ban) error
+	// BanLive returns the live ban of a principal (ErrNotFound if none).
+	BanLive(ctx context.Context, tenant, principalID string) (Ban, error)
+	// BanLift lifts a live ban and returns it (ErrNotFound if none).
+	BanLift(ctx context.Context, tenant, id, by string, at time.Time) (Ban, error)
+	BanList(ctx context.Context, tenant string) ([]Ban, error)
+}
+
+// Ban refuses a principal's submissions at admission.
+type Ban struct {
+	ID        string
+	Principal Principal
+	Reason    string
+	CreatedBy string
+	CreatedAt time.Time
+	LiftedAt  *time.Time
 }
 
 // Journal appends events in the caller's unit of work and verifies chains.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -40,6 +41,66 @@ func (h *Handlers) Routes(r chi.Router) {
 	r.Delete("/grants/{id}", transport.Handler(h.removeGrant))
 	r.Get("/whoami", transport.Handler(h.whoami))
 	r.Get("/admin/journal/verify", transport.Handler(h.verifyJournal))
+	r.Post("/bans", transport.Handler(h.addBan))
+	r.Get("/bans", transport.Handler(h.listBans))
+	r.Delete("/bans/{id}", transport.Handler(h.liftBan))
+}
+
+type banBody struct {
+	BanID     string     `json:"ban_id"`
+	Principal string     `json:"principal,omitempty"`
+	Reason    string     `json:"reason,omitempty"`
+	CreatedAt *time.Time `json:"created_at,omitempty"`
+	LiftedAt  *time.Time `json:"lifted_at"`
+}
+
+func toBanBody(b app.Ban) banBody {
+	out := banBody{BanID: b.ID, Principal: b.Principal.Name, Reason: b.Reason, LiftedAt: b.LiftedAt}
+	if !b.CreatedAt.IsZero() {
+		t := b.CreatedAt.UTC()
+		out.CreatedAt = &t
+	}
+	return out
+}
+
+func (h *Handlers) addBan(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Principal string `json:"principal"`
+		Reason    string `json:"reason"`
+	}
+	if err := transport.Decode(r, &req); err != nil {
+		return err
+	}
+	b, err := h.svc.AddBan(r.Context(), req.Principal, req.Reason)
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusCreated, toBanBody(b))
+	return nil
+}
+
+func (h *Handlers) listBans(w http.ResponseWriter, r *http.Request) error {
+	bans, err := h.svc.ListBans(r.Context())
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Bans []banBody `json:"bans"`
+	}{Bans: make([]banBody, len(bans))}
+	for i, b := range bans {
+		out.Bans[i] = toBanBody(b)
+	}
+	transport.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *Handlers) liftBan(w http.ResponseWriter, r *http.Request) error {
+	b, err := h.svc.LiftBan(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, toBanBody(b))
+	return nil
 }
 
 func (h *Handlers) getWorkarea(w http.ResponseWriter, r *http.Request) error {

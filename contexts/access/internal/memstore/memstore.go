@@ -37,6 +37,12 @@ type Store struct {
 	workareas  map[string]domain.Workarea
 	wTenant    map[string]string // workarea id → tenant
 	grants     map[string]*grantRow
+	bans       map[string]*banRow
+}
+
+type banRow struct {
+	tenant string
+	ban    app.Ban
 }
 
 var _ app.Repository = (*Store)(nil)
@@ -46,7 +52,7 @@ func New() *Store {
 	return &Store{
 		tenants: map[string]string{}, epochs: map[string]int64{}, principals: map[string]app.Principal{},
 		keys: map[string]*keyRow{}, workareas: map[string]domain.Workarea{}, wTenant: map[string]string{},
-		grants: map[string]*grantRow{},
+		grants: map[string]*grantRow{}, bans: map[string]*banRow{},
 	}
 }
 
@@ -290,4 +296,66 @@ func (s *Store) AccessOf(_ context.Context, tenant, keyID string) (app.Access, e
 		}
 	}
 	return a, nil
+}
+
+// PrincipalByName finds a principal.
+func (s *Store) PrincipalByName(_ context.Context, tenant, name string) (app.Principal, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.principals[tenant+"/"+name]
+	if !ok {
+		return app.Principal{}, app.ErrNotFound
+	}
+	return p, nil
+}
+
+// BanCreate stores a ban; a live one for the principal is a conflict.
+func (s *Store) BanCreate(_ context.Context, tenant string, b app.Ban) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.bans {
+		if r.tenant == tenant && r.ban.Principal.ID == b.Principal.ID && r.ban.LiftedAt == nil {
+			return app.ErrConflict
+		}
+	}
+	s.bans[b.ID] = &banRow{tenant: tenant, ban: b}
+	return nil
+}
+
+// BanLive returns a principal's live ban.
+func (s *Store) BanLive(_ context.Context, tenant, principalID string) (app.Ban, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.bans {
+		if r.tenant == tenant && r.ban.Principal.ID == principalID && r.ban.LiftedAt == nil {
+			return r.ban, nil
+		}
+	}
+	return app.Ban{}, app.ErrNotFound
+}
+
+// BanLift lifts a live ban.
+func (s *Store) BanLift(_ context.Context, tenant, id, _ string, at time.Time) (app.Ban, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.bans[id]
+	if !ok || r.tenant != tenant || r.ban.LiftedAt != nil {
+		return app.Ban{}, app.ErrNotFound
+	}
+	r.ban.LiftedAt = &at
+	return r.ban, nil
+}
+
+// BanList lists bans, newest first.
+func (s *Store) BanList(_ context.Context, tenant string) ([]app.Ban, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []app.Ban
+	for _, r := range s.bans {
+		if r.tenant == tenant {
+			out = append(out, r.ban)
+		}
+	}
+	slices.SortFunc(out, func(a, b app.Ban) int { return strings.Compare(b.ID, a.ID) })
+	return out, nil
 }

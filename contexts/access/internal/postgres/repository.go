@@ -296,3 +296,42 @@ func (r *Repository) AccessOf(ctx context.Context, tenant, keyID string) (app.Ac
 }
 
 func newPrincipalID() string { return ids.New(ids.Principal) }
+
+// PrincipalByName finds a principal.
+func (r *Repository) PrincipalByName(ctx context.Context, tenant, name string) (app.Principal, error) {
+	row, err := r.q.PrincipalByName(ctx, r.conn(ctx), dbsqlc.PrincipalByNameParams{TenantID: tenant, Name: name})
+	return app.Principal{ID: row.ID, Name: row.Name}, translate(err)
+}
+
+// BanCreate stores a ban; a live one for the principal is a conflict.
+func (r *Repository) BanCreate(ctx context.Context, tenant string, b app.Ban) error {
+	return translate(r.q.BanInsert(ctx, r.conn(ctx), dbsqlc.BanInsertParams{
+		TenantID: tenant, ID: b.ID, PrincipalID: b.Principal.ID, Reason: b.Reason, CreatedBy: b.CreatedBy, CreatedAt: b.CreatedAt,
+	}))
+}
+
+// BanLive returns a principal's live ban.
+func (r *Repository) BanLive(ctx context.Context, tenant, principalID string) (app.Ban, error) {
+	row, err := r.q.BanLive(ctx, r.conn(ctx), dbsqlc.BanLiveParams{TenantID: tenant, PrincipalID: principalID})
+	return app.Ban{ID: row.ID, Reason: row.Reason, Principal: app.Principal{ID: principalID}}, translate(err)
+}
+
+// BanLift lifts a live ban.
+func (r *Repository) BanLift(ctx context.Context, tenant, id, by string, at time.Time) (app.Ban, error) {
+	principal, err := r.q.BanLift(ctx, r.conn(ctx), dbsqlc.BanLiftParams{TenantID: tenant, ID: id, LiftedBy: &by, LiftedAt: &at})
+	return app.Ban{ID: id, Principal: app.Principal{ID: principal}, LiftedAt: &at}, translate(err)
+}
+
+// BanList lists bans, newest first.
+func (r *Repository) BanList(ctx context.Context, tenant string) ([]app.Ban, error) {
+	rows, err := r.q.BansList(ctx, r.conn(ctx), tenant)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]app.Ban, len(rows))
+	for i, row := range rows {
+		out[i] = app.Ban{ID: row.ID, Principal: app.Principal{ID: row.PrincipalID, Name: row.Principal}, Reason: row.Reason,
+			CreatedAt: row.CreatedAt, LiftedAt: row.LiftedAt}
+	}
+	return out, nil
+}

@@ -23,6 +23,7 @@ func Run(t *testing.T, newRepo func(t *testing.T) app.Repository) {
 	t.Run("workareas", func(t *testing.T) { t.Parallel(); workareas(t, newRepo(t)) })
 	t.Run("grants", func(t *testing.T) { t.Parallel(); grants(t, newRepo(t)) })
 	t.Run("concurrent identical grants", func(t *testing.T) { t.Parallel(); concurrentGrants(t, newRepo(t)) })
+	t.Run("bans", func(t *testing.T) { t.Parallel(); bans(t, newRepo(t)) })
 }
 
 var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -248,5 +249,35 @@ func concurrentGrants(t *testing.T, r app.Repository) {
 	wg.Wait()
 	if created.Load() != 1 {
 		t.Fatalf("created %d grants, want 1", created.Load())
+	}
+}
+
+func bans(t *testing.T, r app.Repository) {
+	ctx := context.Background()
+	f := seed(t, r)
+	p, err := r.PrincipalByName(ctx, f.tenant, "alice")
+	must(t, err)
+	if _, err := r.PrincipalByName(ctx, f.other, "alice"); !errors.Is(err, app.ErrNotFound) {
+		t.Fatalf("foreign principal: %v", err)
+	}
+	b := app.Ban{ID: ids.New(ids.Ban), Principal: p, Reason: "spam", CreatedBy: "key_x", CreatedAt: now}
+	must(t, r.BanCreate(ctx, f.tenant, b))
+	if err := r.BanCreate(ctx, f.tenant, app.Ban{ID: ids.New(ids.Ban), Principal: p, Reason: "again", CreatedBy: "key_x", CreatedAt: now}); !errors.Is(err, app.ErrConflict) {
+		t.Fatalf("second live ban: %v", err)
+	}
+	if live, err := r.BanLive(ctx, f.tenant, p.ID); err != nil || live.ID != b.ID || live.Reason != "spam" {
+		t.Fatalf("BanLive = %+v, %v", live, err)
+	}
+	if _, err := r.BanLift(ctx, f.other, b.ID, "key_x", now); !errors.Is(err, app.ErrNotFound) {
+		t.Fatalf("lift from another tenant: %v", err)
+	}
+	if lifted, err := r.BanLift(ctx, f.tenant, b.ID, "key_x", now); err != nil || lifted.Principal.ID != p.ID {
+		t.Fatalf("lift: %+v, %v", lifted, err)
+	}
+	if _, err := r.BanLive(ctx, f.tenant, p.ID); !errors.Is(err, app.ErrNotFound) {
+		t.Fatalf("live after lift: %v", err)
+	}
+	if list, err := r.BanList(ctx, f.tenant); err != nil || len(list) != 1 || list[0].LiftedAt == nil || list[0].Principal.Name != "alice" {
+		t.Fatalf("BanList = %+v, %v", list, err)
 	}
 }

@@ -49,6 +49,8 @@ type Access interface {
 	// Subtrees returns where the caller holds scope (reader, writer,
 	// dreamer.review, …) after role caps and denies.
 	Subtrees(ctx context.Context, scope string) (Subtrees, error)
+	// Banned reports whether the caller's principal is banned, and why.
+	Banned(ctx context.Context) (bool, string, error)
 }
 
 // Lineage is the lineage context: declared derivations and closures.

@@ -55,6 +55,14 @@ func (s *Service) Submit(ctx context.Context, sub domain.Submission) (Receipt, e
 }
 
 func (s *Service) submit(ctx context.Context, caller auth.Caller, sub domain.Submission) (Receipt, error) {
+	banned, reason, err := s.Access.Banned(ctx)
+	if err != nil {
+		return Receipt{}, err
+	}
+	if banned {
+		return Receipt{}, errs.New(errs.Banned, "a banned author's submissions are refused at admission",
+			"this key's principal is banned: %s", reason)
+	}
 	w, err := s.writableWorkarea(ctx, sub.Workarea)
 	if err != nil {
 		return Receipt{}, err

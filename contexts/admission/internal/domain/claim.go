@@ -199,3 +199,24 @@ func (c Claim) VisibleTo(principal string) bool {
 	}
 	return c.AuthorPrincipal == principal
 }
+
+// Demote takes a promoted claim out of recall.
+func (c *Claim) Demote(now time.Time) error {
+	if c.State != StatePromoted {
+		return errs.New(errs.BadTransition, "lifecycle: only a promoted claim is demoted", "artifact %s is %s, not promoted", c.ID, c.State)
+	}
+	c.State, c.SettledAt = StateDemoted, &now
+	return nil
+}
+
+// Erase removes a claim's text, attachment bindings and findings, keeping
+// a tombstone (its identity and signed envelope, which binds only the
+// text's digest).
+func (c *Claim) Erase(now time.Time) error {
+	if c.State == StateErased {
+		return errs.New(errs.BadTransition, "lifecycle: a claim is erased once", "artifact %s is already erased", c.ID)
+	}
+	c.State, c.SettledAt, c.LeasedUntil = StateErased, &now, nil
+	c.Text, c.Attachments, c.Findings = "", nil, nil
+	return nil
+}

@@ -4,6 +4,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
@@ -45,6 +46,29 @@ func (h *Handlers) Routes(r chi.Router) {
 	r.Put("/workareas/{id}/review-policy", transport.Handler(h.putPolicy))
 	r.Put("/review-settings", transport.Handler(h.putSettings))
 	r.Get("/signing-key", transport.Handler(h.signingKey))
+	r.Post("/artifacts/{id}/demote", transport.Handler(h.lifecycle(h.svc.Demote)))
+	r.Post("/artifacts/{id}/erase", transport.Handler(h.lifecycle(h.svc.Erase)))
+}
+
+// lifecycle serves demote and erase: {"reason"} → the claim's tombstone or
+// new state.
+func (h *Handlers) lifecycle(verb func(ctx context.Context, id, reason string) (domain.Claim, error)) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var req struct {
+			Reason string `json:"reason"`
+		}
+		if err := transport.Decode(r, &req); err != nil {
+			return err
+		}
+		c, err := verb(r.Context(), chi.URLParam(r, "id"), req.Reason)
+		if err != nil {
+			return err
+		}
+		transport.WriteJSON(w, http.StatusOK, map[string]any{
+			"artifact_id": c.ID, "claim_key": c.ClaimKey, "version": c.Version, "state": c.State, "workarea": c.WorkareaID,
+		})
+		return nil
+	}
 }
 
 func (h *Handlers) submit(w http.ResponseWriter, r *http.Request) error {

@@ -60,8 +60,8 @@ func nullable(s string) *string {
 	return &s
 }
 
-// ClaimInsert stores a new claim version with its sealed envelope.
-func (r *Repository) ClaimInsert(ctx context.Context, c domain.Claim, envelope, signature []byte) error {
+// records encodes a claim's findings and attachments as stored.
+func records(c domain.Claim) (findingsJSON, attachmentsJSON []byte, err error) {
 	findings := make([]findingRecord, len(c.Findings))
 	for i, f := range c.Findings {
 		findings[i] = findingRecord{Rule: f.Rule, Message: f.Message, Offset: f.Offset}
@@ -70,11 +70,16 @@ func (r *Repository) ClaimInsert(ctx context.Context, c domain.Claim, envelope, 
 	for i, a := range c.Attachments {
 		attachments[i] = attachmentRecord(a)
 	}
-	fj, err := json.Marshal(findings)
-	if err != nil {
-		return err
+	if findingsJSON, err = json.Marshal(findings); err != nil {
+		return nil, nil, err
 	}
-	aj, err := json.Marshal(attachments)
+	attachmentsJSON, err = json.Marshal(attachments)
+	return findingsJSON, attachmentsJSON, err
+}
+
+// ClaimInsert stores a new claim version with its sealed envelope.
+func (r *Repository) ClaimInsert(ctx context.Context, c domain.Claim, envelope, signature []byte) error {
+	fj, aj, err := records(c)
 	if err != nil {
 		return err
 	}
@@ -182,10 +187,14 @@ func (r *Repository) ClaimUpdate(ctx context.Context, c domain.Claim) error {
 	if c.State != domain.StateErased {
 		text = &c.Text
 	}
+	fj, aj, err := records(c)
+	if err != nil {
+		return err
+	}
 	return translate(r.q.ArtifactUpdate(ctx, r.conn(ctx), dbsqlc.ArtifactUpdateParams{
 		TenantID: c.TenantID, ID: c.ID, State: string(c.State), Approvals: int32(c.Approvals),
 		SelfSigned: c.SelfSigned, SettledAt: c.SettledAt, PromotedAt: c.PromotedAt, Text: text,
-		LeasedUntil: c.LeasedUntil,
+		LeasedUntil: c.LeasedUntil, Attachments: aj, Findings: fj,
 	}))
 }
 

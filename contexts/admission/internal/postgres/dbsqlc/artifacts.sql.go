@@ -225,8 +225,9 @@ func (q *Queries) ArtifactLease(ctx context.Context, db DBTX, arg ArtifactLeaseP
 const artifactUpdate = `-- name: ArtifactUpdate :exec
 UPDATE admission.artifacts
 SET state = $1, approvals = $2, self_signed = $3,
-    settled_at = $4, promoted_at = $5, text = $6, leased_until = $7
-WHERE tenant_id = $8 AND id = $9
+    settled_at = $4, promoted_at = $5, text = $6, leased_until = $7,
+    attachments = $8, findings = $9
+WHERE tenant_id = $10 AND id = $11
 `
 
 type ArtifactUpdateParams struct {
@@ -237,6 +238,8 @@ type ArtifactUpdateParams struct {
 	PromotedAt  *time.Time
 	Text        *string
 	LeasedUntil *time.Time
+	Attachments []byte
+	Findings    []byte
 	TenantID    string
 	ID          string
 }
@@ -250,6 +253,8 @@ func (q *Queries) ArtifactUpdate(ctx context.Context, db DBTX, arg ArtifactUpdat
 		arg.PromotedAt,
 		arg.Text,
 		arg.LeasedUntil,
+		arg.Attachments,
+		arg.Findings,
 		arg.TenantID,
 		arg.ID,
 	)

@@ -8,6 +8,17 @@ import (
 	"time"
 )
 
+type AccessBan struct {
+	TenantID    string
+	ID          string
+	PrincipalID string
+	Reason      string
+	CreatedBy   string
+	CreatedAt   time.Time
+	LiftedBy    *string
+	LiftedAt    *time.Time
+}
+
 type AccessGrant struct {
 	TenantID   string
 	ID         string

@@ -1,0 +1,79 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/omlhub/oml/contexts/admission/internal/domain"
+	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/ids"
+	"github.com/omlhub/oml/platform/journal"
+)
+
+// Demote takes a promoted claim out of recall at once (admin on its
+// workarea; allowed on validated workareas, D8).
+func (s *Service) Demote(ctx context.Context, id, reason string) (domain.Claim, error) {
+	return s.lifecycle(ctx, id, reason, "lifecycle.demote", func(c *domain.Claim) error { return c.Demote(s.now()) })
+}
+
+// Erase removes a claim's text and attachment bindings and keeps a
+// tombstone (admin on its workarea; allowed on validated workareas, D8).
+// A promoted claim leaves recall in the same unit of work.
+func (s *Service) Erase(ctx context.Context, id, reason string) (domain.Claim, error) {
+	return s.lifecycle(ctx, id, reason, "lifecycle.erase", func(c *domain.Claim) error { return c.Erase(s.now()) })
+}
+
+func (s *Service) lifecycle(ctx context.Context, id, reason, event string, apply func(*domain.Claim) error) (domain.Claim, error) {
+	caller, err := contentCaller(ctx, "lifecycle verbs")
+	if err != nil {
+		return domain.Claim{}, err
+	}
+	reason = strings.TrimSpace(reason)
+	if reason == "" || len(reason) > 1000 {
+		return domain.Claim{}, errs.Invalid("reason is required (at most 1000 characters): lifecycle decisions are audited")
+	}
+	if !ids.Has(ids.Artifact, id) {
+		return domain.Claim{}, artifactNotFound()
+	}
+	var out domain.Claim
+	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
+		c, err := s.Repo.ClaimGetForUpdate(ctx, caller.TenantID, id)
+		if errors.Is(err, ErrNotFound) {
+			return artifactNotFound()
+		}
+		if err != nil {
+			return fmt.Errorf("lock claim: %w", err)
+		}
+		w, err := s.Access.WorkareaByID(ctx, c.WorkareaID)
+		if errs.Is(err, errs.NotFound) {
+			return artifactNotFound()
+		}
+		if err != nil {
+			return err
+		}
+		if !w.Admin {
+			return errs.New(errs.Denied, "demote and erase are admin verbs on the claim's workarea (D7)",
+				"this key has no admin access on workarea %s", w.ID)
+		}
+		wasPromoted := c.State == domain.StatePromoted
+		if err := apply(&c); err != nil {
+			return err
+		}
+		if err := s.Repo.ClaimUpdate(ctx, c); err != nil {
+			return fmt.Errorf("update claim: %w", err)
+		}
+		if wasPromoted {
+			if err := s.Index.Withdrawn(ctx, c.TenantID, c.ID); err != nil {
+				return fmt.Errorf("withdraw from recall: %w", err)
+			}
+		}
+		out = c
+		return s.record(ctx, caller.TenantID, journal.Event{
+			Type: event, Actor: caller.KeyID, Workarea: c.WorkareaID, Subject: subject(c),
+			Payload: map[string]any{"reason": reason, "was_promoted": wasPromoted},
+		})
+	})
+	return out, err
+}
