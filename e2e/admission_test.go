@@ -143,6 +143,18 @@ func TestRememberReviewPromote(t *testing.T) {
 		}
 	}
 
+	// Nor in the graph of anyone else; the author's own graph shows it.
+	for _, k := range []issuedKey{tm.reader, tm.reviewer} {
+		g := toolJSON[graphOut](t, s.mcpSession(t, k.Token, "2025-11-25"), "oml_graph",
+			map[string]any{"scope": tm.crew.ID, "roots": []string{got.ArtifactID}})
+		if len(g.Claims) != 0 || len(g.Edges) != 0 {
+			t.Fatalf("held item in another key's graph: %+v", g)
+		}
+	}
+	if g := toolJSON[graphOut](t, writer, "oml_graph", map[string]any{"scope": tm.crew.ID, "roots": []string{got.ArtifactID}}); len(g.Claims) != 1 {
+		t.Fatalf("author's graph: %+v", g)
+	}
+
 	// The author, though it holds dreamer.review, is never served its own item.
 	if _, ok := s.serve(t, tm.writer.Token); ok {
 		t.Fatal("the author was served its own item")

@@ -1,0 +1,260 @@
+package app_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/omlhub/oml/contexts/admission/internal/app"
+	"github.com/omlhub/oml/contexts/admission/internal/domain"
+	"github.com/omlhub/oml/platform/auth"
+	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/ids"
+	"github.com/omlhub/oml/platform/journal"
+)
+
+// The fakes implement what the submission pipeline uses; the embedded
+// interfaces make any other call fail loudly.
+
+type fakeRepo struct {
+	app.Repository
+	mu     sync.Mutex
+	claims map[string]domain.Claim
+}
+
+func (r *fakeRepo) ClaimInsert(_ context.Context, c domain.Claim, _, _ []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, o := range r.claims {
+		if o.WorkareaID == c.WorkareaID && o.ClaimKey == c.ClaimKey && o.Version == c.Version && o.State != domain.StateErased {
+			return app.ErrConflict
+		}
+	}
+	r.claims[c.ID] = c
+	return nil
+}
+
+func (r *fakeRepo) ClaimKeyHolder(_ context.Context, _, workarea, key string) (domain.Claim, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var best domain.Claim
+	for _, c := range r.claims {
+		if c.WorkareaID == workarea && c.ClaimKey == key && c.State != domain.StateErased && c.Version > best.Version {
+			best = c
+		}
+	}
+	if best.ID == "" {
+		return best, app.ErrNotFound
+	}
+	return best, nil
+}
+
+func (r *fakeRepo) ClaimGet(_ context.Context, _, id string) (domain.Claim, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.claims[id]
+	if !ok {
+		return c, app.ErrNotFound
+	}
+	return c, nil
+}
+
+func (r *fakeRepo) ClaimsByIDs(_ context.Context, _ string, ids []string) ([]domain.Claim, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []domain.Claim
+	for _, id := range ids {
+		if c, ok := r.claims[id]; ok {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func (r *fakeRepo) PolicyAt(context.Context, string, string) (domain.Policy, error) {
+	p := domain.DefaultPolicy
+	p.Scan = domain.ScanBlock
+	return p, nil
+}
+
+type fakeAccess struct {
+	app.Access
+	workareas map[string]app.Workarea
+	banned    bool
+}
+
+func (a fakeAccess) Workarea(_ context.Context, ref string) (app.Workarea, error) {
+	w, ok := a.workareas[ref]
+	if !ok {
+		return w, errs.New(errs.NotFound, "effective access", "no readable workarea with that reference for this key")
+	}
+	return w, nil
+}
+
+func (a fakeAccess) Subtrees(context.Context, string) (app.Subtrees, error) {
+	return app.Subtrees{Allow: []string{"U.P"}}, nil
+}
+
+func (a fakeAccess) Banned(context.Context) (bool, string, error) { return a.banned, "spam", nil }
+
+type fakeLineage struct {
+	app.Lineage
+	declared map[string][]string
+}
+
+func (l *fakeLineage) Declare(_ context.Context, _, artifact string, targets []string, _ time.Time) error {
+	l.declared[artifact] = targets
+	return nil
+}
+
+type recordingJournal struct{ types []string }
+
+func (j *recordingJournal) Append(_ context.Context, _ string, e journal.Event) (journal.Appended, error) {
+	j.types = append(j.types, e.Type)
+	return journal.Appended{}, nil
+}
+
+type inline struct{}
+
+func (inline) InTx(ctx context.Context, fn func(context.Context) error) error { return fn(ctx) }
+
+type signer struct{ key ed25519.PrivateKey }
+
+func (s signer) Sign(msg []byte) []byte { return ed25519.Sign(s.key, msg) }
+
+type bundle struct {
+	svc     *app.Service
+	repo    *fakeRepo
+	lineage *fakeLineage
+	journal *recordingJournal
+	access  *fakeAccess
+	ctx     context.Context
+}
+
+func setup(t *testing.T) bundle {
+	t.Helper()
+	_, key, _ := ed25519.GenerateKey(nil)
+	b := bundle{
+		repo: &fakeRepo{claims: map[string]domain.Claim{}}, lineage: &fakeLineage{declared: map[string][]string{}},
+		journal: &recordingJournal{},
+		access: &fakeAccess{workareas: map[string]app.Workarea{
+			"crew":     {ID: "wa_crew", IDPath: "U.P.C", Status: "committed", Reader: true, Writer: true},
+			"frozen":   {ID: "wa_frozen", IDPath: "U.P.F", Status: "validated", Reader: true, Writer: true},
+			"universe": {ID: "wa_u", IDPath: "U", Status: "committed", Root: true, Reader: true, Writer: true},
+			"readonly": {ID: "wa_ro", IDPath: "U.P.R", Status: "committed", Reader: true},
+		}},
+		ctx: auth.With(context.Background(), auth.Caller{TenantID: "tn", KeyID: "key_w", PrincipalID: "pr_w", Role: "writer"}),
+	}
+	b.svc = app.New(app.Deps{
+		Repo: b.repo, Access: b.access, Lineage: b.lineage, Signer: signer{key}, Journal: b.journal, Tx: inline{},
+		Now: func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) },
+	}, app.Config{MaxTextBytes: 1 << 10})
+	return b
+}
+
+func remember(workarea, key, text string) domain.Submission {
+	return domain.Submission{Verb: domain.VerbRemember, Workarea: workarea, ClaimKey: key, Text: text}
+}
+
+func TestSubmitHeld(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r, err := b.svc.Submit(b.ctx, remember("crew", "quote", "412 USD/t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Claim
+	if c.State != domain.StateHeld || c.Version != 1 || c.WorkareaID != "wa_crew" || c.RequiredApprovals != 1 ||
+		!c.HeldExpiresAt.Equal(c.SubmittedAt.Add(7*24*time.Hour)) || len(c.Signature) != ed25519.SignatureSize {
+		t.Fatalf("claim: %+v", c)
+	}
+	if len(b.journal.types) != 1 || b.journal.types[0] != "submission.remember" {
+		t.Fatalf("journal: %v", b.journal.types)
+	}
+}
+
+func TestSubmitRefusals(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		sub  domain.Submission
+		prep func(bundle)
+		code errs.Code
+	}{
+		{"banned author", remember("crew", "k", "t"), func(b bundle) { b.access.banned = true }, errs.Banned},
+		{"unknown workarea", remember("nowhere", "k", "t"), nil, errs.NotFound},
+		{"validated workarea", remember("frozen", "k", "t"), nil, errs.Frozen},
+		{"universe", remember("universe", "k", "t"), nil, errs.Frozen},
+		{"no writer access", remember("readonly", "k", "t"), nil, errs.Denied},
+		{"text over the limit", remember("crew", "k", strings.Repeat("x", 2<<10)), nil, errs.LimitSize},
+		{"scan under a block policy", remember("crew", "k", "AKIA"+strings.Repeat("Z", 16)), nil, errs.ScanBlocked},
+		{"learn without lineage", domain.Submission{Verb: domain.VerbLearn, Workarea: "crew", ClaimKey: "k", Text: "t"}, nil, errs.LineageRequired},
+		{"unknown lineage target", domain.Submission{Verb: domain.VerbLearn, Workarea: "crew", ClaimKey: "k", Text: "t", DerivesFrom: []string{ids.New(ids.Artifact)}}, nil, errs.NotFound},
+		{"simulation outside its audience", domain.Submission{Verb: domain.VerbRemember, Workarea: "crew", ClaimKey: "k", Text: "t", SimulationID: "sim_1"}, nil, errs.NotFound},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			if c.prep != nil {
+				c.prep(b)
+			}
+			_, err := b.svc.Submit(b.ctx, c.sub)
+			if !errs.Is(err, c.code) {
+				t.Fatalf("err = %v, want %s", err, c.code)
+			}
+			if len(b.repo.claims) != 0 || len(b.journal.types) != 0 {
+				t.Fatal("a refused submission wrote something")
+			}
+		})
+	}
+}
+
+func TestSubmitLineageAndVersions(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	first, err := b.svc.Submit(b.ctx, remember("crew", "quote", "v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.svc.Submit(b.ctx, remember("crew", "quote", "again")); !errs.Is(err, errs.ClaimKeyConflict) {
+		t.Fatalf("taken key: %v", err)
+	}
+	v2, err := b.svc.Submit(b.ctx, domain.Submission{Verb: domain.VerbRemember, Workarea: "crew", Supersedes: first.Claim.ID, Text: "v2"})
+	if err != nil || v2.Claim.Version != 2 || v2.Claim.ClaimKey != "quote" {
+		t.Fatalf("supersede: %+v %v", v2.Claim, err)
+	}
+	learned, err := b.svc.Submit(b.ctx, domain.Submission{Verb: domain.VerbLearn, Workarea: "crew", ClaimKey: "anchor", Text: "t", DerivesFrom: []string{first.Claim.ID}})
+	if err != nil || learned.Claim.Kind != domain.KindDerivedFact || len(b.lineage.declared[learned.Claim.ID]) != 1 {
+		t.Fatalf("learn: %+v %v", learned, err)
+	}
+	// Another principal cannot supersede, nor derive from, a held claim.
+	other := auth.With(context.Background(), auth.Caller{TenantID: "tn", KeyID: "key_o", PrincipalID: "pr_o", Role: "writer"})
+	if _, err := b.svc.Submit(other, domain.Submission{Verb: domain.VerbRemember, Workarea: "crew", Supersedes: first.Claim.ID, Text: "x"}); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("foreign supersede: %v", err)
+	}
+	_, err = b.svc.Submit(other, domain.Submission{Verb: domain.VerbLearn, Workarea: "crew", ClaimKey: "z", Text: "t", DerivesFrom: []string{first.Claim.ID}})
+	if !errs.Is(err, errs.NotFound) {
+		t.Fatalf("derive from another's held claim: %v", err)
+	}
+	var e *errs.Error
+	if !errors.As(err, &e) || !strings.Contains(e.Message, "derives_from[0]") {
+		t.Fatalf("refusal names the target's position: %v", err)
+	}
+}
+
+func TestOperatorsSubmitNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	op := auth.With(context.Background(), auth.Caller{TenantID: "tn", KeyID: "key_op", PrincipalID: "pr_op", Role: "operator"})
+	if _, err := b.svc.Submit(op, remember("crew", "k", "t")); !errs.Is(err, errs.VerbCeiling) {
+		t.Fatalf("operator submit: %v", err)
+	}
+	if _, err := b.svc.MyWork(op, app.Mine{}); !errs.Is(err, errs.VerbCeiling) {
+		t.Fatalf("operator my_work: %v", err)
+	}
+}
