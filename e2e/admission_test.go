@@ -263,10 +263,11 @@ func TestReviewIndependenceAndExpiry(t *testing.T) {
 	}
 }
 
-// Held items past their expiry read as expired and are never served.
+// Held items past their expiry are swept to expired by the server (no read
+// needed), read as expired and are never served.
 func TestHeldExpiry(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := startServer(t, "OML_EXPIRY_INTERVAL=200ms")
 	tm := newTeam(t, s)
 	r := s.do(t, "PUT", "/v1/workareas/"+tm.crew.ID+"/review-policy", s.AdminKey,
 		`{"required_approvals":1,"held_ttl_seconds":1,"scan":"flag"}`)
@@ -275,7 +276,14 @@ func TestHeldExpiry(t *testing.T) {
 	}
 	cs := s.mcpSession(t, tm.writer.Token, "2025-11-25")
 	got := toolJSON[remembered](t, cs, "oml_remember", map[string]any{"workarea": tm.crew.ID, "claim_key": "short-lived", "text": "soon gone"})
-	time.Sleep(1100 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if s.count(t, `SELECT count(*) FROM admission.artifacts WHERE state = 'expired'`) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sweeper did not expire the item")
+		}
+	}
 	if _, ok := s.serve(t, tm.reviewer.Token); ok {
 		t.Fatal("an expired item was served")
 	}
