@@ -13,6 +13,7 @@ import (
 	"github.com/omlhub/oml/contexts/access"
 	"github.com/omlhub/oml/contexts/admission"
 	"github.com/omlhub/oml/contexts/lineage"
+	"github.com/omlhub/oml/contexts/retrieval"
 	"github.com/omlhub/oml/platform/config"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/idempotency"
@@ -54,11 +55,17 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys) (*app, err
 		GuideURL: cfg.PublicURL + transport.GuidePath,
 	})
 	lin := lineage.New(lineage.Deps{DB: db, Journal: j, Access: lineageAccess{acc}, Claims: claims})
+	ret, err := retrieval.New(retrieval.Deps{DB: db, Access: retrievalAccess{acc}, Embedder: retrieval.EmbedderConfig{
+		URL: cfg.EmbeddingsURL, Model: cfg.EmbeddingsModel, Dim: cfg.EmbeddingsDim, APIKey: cfg.EmbeddingsAPIKey,
+	}})
+	if err != nil {
+		return nil, err
+	}
 	adm := admission.New(admission.Deps{
 		DB: db, Journal: j, Idempotency: idem,
 		Access:  accessPort{acc},
 		Lineage: lineagePort{lin},
-		Uploads: noUploads{}, Index: noIndex{},
+		Uploads: noUploads{}, Index: indexPort{ret},
 		SigningKey: k.signing, MaxText: cfg.MaxTextBytes, ServeTTL: cfg.ServeTTL,
 	})
 	edges.m, claims.m = lin, adm
@@ -70,7 +77,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys) (*app, err
 		AllowedOrigins: cfg.AllowedOrigins,
 		Name:           "oml",
 		Ready:          readiness(db, runner),
-	}, acc, adm, lin)
+	}, acc, adm, lin, ret)
 	return &app{access: acc, admission: adm, handler: h}, nil
 }
 
@@ -207,11 +214,52 @@ func (noUploads) Bind(context.Context, string, string, string, []string) ([]admi
 		"no completed upload session with that id for this key")
 }
 
-// noIndex stands for the retrieval context's serving tier until it lands.
-type noIndex struct{}
+// indexPort adapts the retrieval context to admission's Index port.
+type indexPort struct{ m *retrieval.Module }
 
-func (noIndex) Promoted(context.Context, admission.Claim) error { return nil }
-func (noIndex) Withdrawn(context.Context, string, string) error { return nil }
+func (x indexPort) Prepare(ctx context.Context, text string) (admission.Prepared, error) {
+	return x.m.Prepare(ctx, text)
+}
+
+func (x indexPort) Stage(ctx context.Context, tenant, artifact string, p admission.Prepared) error {
+	prep, _ := p.(retrieval.Prepared)
+	return x.m.Stage(ctx, tenant, artifact, prep)
+}
+
+func (x indexPort) Promoted(ctx context.Context, c admission.Claim) error {
+	e := retrieval.Entry{
+		TenantID: c.TenantID, ArtifactID: c.ID, WorkareaID: c.WorkareaID, WorkareaIDPath: c.WorkareaIDPath,
+		Kind: string(c.Kind), ClaimKey: c.ClaimKey, Version: c.Version, Text: c.Text, SimulationID: c.SimulationID,
+	}
+	if c.PromotedAt != nil {
+		e.PromotedAt = *c.PromotedAt
+	}
+	for _, a := range c.Attachments {
+		e.Attachments = append(e.Attachments, retrieval.Attachment(a))
+	}
+	return x.m.Promoted(ctx, e)
+}
+
+func (x indexPort) Withdrawn(ctx context.Context, tenant, artifact string) error {
+	return x.m.Withdrawn(ctx, tenant, artifact)
+}
+
+// retrievalAccess adapts the access context to retrieval's Access port.
+type retrievalAccess struct{ m *access.Module }
+
+func (a retrievalAccess) Workarea(ctx context.Context, ref string) (retrieval.Workarea, error) {
+	w, err := a.m.Effective(ctx, ref)
+	return retrieval.Workarea{ID: w.ID, IDPath: w.IDPath, Reader: slices.Contains(w.Scopes, "reader")}, err
+}
+
+func (a retrievalAccess) Subtrees(ctx context.Context, scope string) (retrieval.Subtrees, error) {
+	allow, deny, err := a.m.Subtrees(ctx, scope)
+	return retrieval.Subtrees{Allow: allow, Deny: deny}, err
+}
+
+func (a retrievalAccess) Paths(ctx context.Context, ids []string) (map[string]string, error) {
+	return a.m.Paths(ctx, ids)
+}
 
 // readiness: the database answers and its schema is this binary's. When
 // the schema catches up after the server started (migrate ran later), the

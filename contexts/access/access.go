@@ -113,3 +113,8 @@ func (m *Module) Subtrees(ctx context.Context, scope string) (allow, deny []stri
 func (m *Module) Banned(ctx context.Context) (bool, string, error) {
 	return m.svc.Banned(ctx)
 }
+
+// Paths maps ids of the caller's tenant's workareas to their paths.
+func (m *Module) Paths(ctx context.Context, ids []string) (map[string]string, error) {
+	return m.svc.Paths(ctx, ids)
+}

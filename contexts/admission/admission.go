@@ -39,6 +39,8 @@ type (
 	Index = app.Index
 	// Edge is a proposed edge as a reviewer is shown it.
 	Edge = app.Edge
+	// Prepared is the serving tier's opaque preparation of a text.
+	Prepared = app.Prepared
 	// Claim is one version of a claim, as the serving tier receives it.
 	Claim = domain.Claim
 	// Attachment is a bound upload's digest, media type and size.

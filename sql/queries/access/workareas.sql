@@ -23,3 +23,6 @@ ORDER BY name;
 -- name: WorkareaUpdate :exec
 UPDATE access.workareas SET status = $3, crew = $4, updated_at = $5
 WHERE tenant_id = $1 AND id = $2;
+
+-- name: WorkareaPaths :many
+SELECT id, path FROM access.workareas WHERE tenant_id = $1 AND id = ANY(@ids::text[]);

@@ -90,6 +90,9 @@ type Repository interface {
 	// AccessOf reads the key's epoch, revocation and grants in one snapshot.
 	AccessOf(ctx context.Context, tenant, keyID string) (Access, error)
 
+	// WorkareaPaths maps ids of the tenant's workareas to their paths.
+	WorkareaPaths(ctx context.Context, tenant string, ids []string) (map[string]string, error)
+
 	PrincipalByName(ctx context.Context, tenant, name string) (Principal, error)
 	BanCreate(ctx context.Context, tenant string, b Ban) error
 	// BanLive returns the live ban of a principal (ErrNotFound if none).

@@ -50,3 +50,13 @@ func (s *Service) Subtrees(ctx context.Context, scope domain.Scope) (allow, deny
 	}
 	return allow, deny, nil
 }
+
+// Paths maps ids of the caller's tenant's workareas to their paths, for
+// contexts that show paths of results they already filtered by access.
+func (s *Service) Paths(ctx context.Context, ids []string) (map[string]string, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.repo.WorkareaPaths(ctx, c.TenantID, ids)
+}

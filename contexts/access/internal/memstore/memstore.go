@@ -359,3 +359,16 @@ func (s *Store) BanList(_ context.Context, tenant string) ([]app.Ban, error) {
 	slices.SortFunc(out, func(a, b app.Ban) int { return strings.Compare(b.ID, a.ID) })
 	return out, nil
 }
+
+// WorkareaPaths maps workarea ids to their paths.
+func (s *Store) WorkareaPaths(_ context.Context, tenant string, ids []string) (map[string]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	for _, id := range ids {
+		if w, ok := s.workareas[id]; ok && s.wTenant[id] == tenant {
+			out[id] = w.Path
+		}
+	}
+	return out, nil
+}

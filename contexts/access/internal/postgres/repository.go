@@ -335,3 +335,16 @@ func (r *Repository) BanList(ctx context.Context, tenant string) ([]app.Ban, err
 	}
 	return out, nil
 }
+
+// WorkareaPaths maps workarea ids to their paths.
+func (r *Repository) WorkareaPaths(ctx context.Context, tenant string, ids []string) (map[string]string, error) {
+	rows, err := r.q.WorkareaPaths(ctx, r.conn(ctx), dbsqlc.WorkareaPathsParams{TenantID: tenant, Ids: ids})
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make(map[string]string, len(rows))
+	for _, row := range rows {
+		out[row.ID] = row.Path
+	}
+	return out, nil
+}

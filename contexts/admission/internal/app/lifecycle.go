@@ -64,10 +64,8 @@ func (s *Service) lifecycle(ctx context.Context, id, reason, event string, apply
 		if err := s.Repo.ClaimUpdate(ctx, c); err != nil {
 			return fmt.Errorf("update claim: %w", err)
 		}
-		if wasPromoted {
-			if err := s.Index.Withdrawn(ctx, c.TenantID, c.ID); err != nil {
-				return fmt.Errorf("withdraw from recall: %w", err)
-			}
+		if err := s.Index.Withdrawn(ctx, c.TenantID, c.ID); err != nil {
+			return fmt.Errorf("withdraw from recall: %w", err)
 		}
 		out = c
 		return s.record(ctx, caller.TenantID, journal.Event{

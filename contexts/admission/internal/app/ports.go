@@ -88,12 +88,21 @@ type Uploads interface {
 	Bind(ctx context.Context, tenant, keyID, artifact string, sessions []string) ([]domain.Attachment, error)
 }
 
-// Index is the retrieval context's serving tier: told in the same unit of
-// work when a claim is promoted or leaves recall.
+// Index is the retrieval context's serving tier. Prepare runs before a
+// submission's unit of work (it may call an embedding service); the rest
+// run inside the unit of work that changes the claim.
 type Index interface {
+	// Prepare computes what indexing the text will need; admission only
+	// carries the result to Stage.
+	Prepare(ctx context.Context, text string) (Prepared, error)
+	Stage(ctx context.Context, tenant, artifact string, p Prepared) error
 	Promoted(ctx context.Context, c domain.Claim) error
+	// Withdrawn drops every trace of the claim from the serving tier.
 	Withdrawn(ctx context.Context, tenant, artifact string) error
 }
+
+// Prepared is the serving tier's opaque preparation of a text.
+type Prepared any
 
 // Signer signs submission envelopes with the deployment key.
 type Signer interface {

@@ -149,6 +149,9 @@ func (s *Service) settle(ctx context.Context, c domain.Claim) (domain.Claim, err
 }
 
 func (s *Service) recordExpiry(ctx context.Context, c domain.Claim) error {
+	if err := s.Index.Withdrawn(ctx, c.TenantID, c.ID); err != nil {
+		return fmt.Errorf("drop staged claim: %w", err)
+	}
 	return s.record(ctx, c.TenantID, journal.Event{
 		Type: "lifecycle.expire", Actor: "system:expiry", Workarea: c.WorkareaID, Subject: subject(c),
 		Payload: map[string]any{"held_expires_at": c.HeldExpiresAt},

@@ -213,9 +213,14 @@ func (s *Service) Verdict(ctx context.Context, serveID, verdict, reason string) 
 		if err := s.Repo.ClaimUpdate(ctx, c); err != nil {
 			return fmt.Errorf("update claim: %w", err)
 		}
-		if c.State == domain.StatePromoted {
+		switch c.State {
+		case domain.StatePromoted:
 			if err := s.Index.Promoted(ctx, c); err != nil {
 				return fmt.Errorf("index promoted claim: %w", err)
+			}
+		case domain.StateRejected:
+			if err := s.Index.Withdrawn(ctx, c.TenantID, c.ID); err != nil {
+				return fmt.Errorf("drop staged claim: %w", err)
 			}
 		}
 		out = Decision{Claim: c, Verdict: v}

@@ -45,16 +45,21 @@ func (s *Service) Submit(ctx context.Context, sub domain.Submission) (Receipt, e
 	if err := sub.Validate(s.cfg.MaxTextBytes); err != nil {
 		return Receipt{}, err
 	}
+	// Embedding may call a service: never inside the transaction.
+	prep, err := s.Index.Prepare(ctx, sub.Text)
+	if err != nil {
+		return Receipt{}, err
+	}
 	var out Receipt
 	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
 		var err error
-		out, err = s.submit(ctx, caller, sub)
+		out, err = s.submit(ctx, caller, sub, prep)
 		return err
 	})
 	return out, err
 }
 
-func (s *Service) submit(ctx context.Context, caller auth.Caller, sub domain.Submission) (Receipt, error) {
+func (s *Service) submit(ctx context.Context, caller auth.Caller, sub domain.Submission, prep Prepared) (Receipt, error) {
 	banned, reason, err := s.Access.Banned(ctx)
 	if err != nil {
 		return Receipt{}, err
@@ -111,6 +116,9 @@ func (s *Service) submit(ctx context.Context, caller auth.Caller, sub domain.Sub
 		if err := s.Lineage.Declare(ctx, caller.TenantID, c.ID, c.DerivesFrom, now); err != nil {
 			return Receipt{}, fmt.Errorf("declare lineage: %w", err)
 		}
+	}
+	if err := s.Index.Stage(ctx, caller.TenantID, c.ID, prep); err != nil {
+		return Receipt{}, fmt.Errorf("stage for recall: %w", err)
 	}
 	// The journal append takes the tenant's chain lock; it comes last so
 	// the lock is held only until commit.

@@ -118,6 +118,19 @@ func (j *recordingJournal) Append(_ context.Context, _ string, e journal.Event) 
 	return journal.Appended{}, nil
 }
 
+// stagingIndex records what the serving tier was asked to stage.
+type stagingIndex struct {
+	app.Index
+	staged map[string]bool
+}
+
+func (stagingIndex) Prepare(context.Context, string) (app.Prepared, error) { return "vec", nil }
+
+func (x stagingIndex) Stage(_ context.Context, _, artifact string, p app.Prepared) error {
+	x.staged[artifact] = p == "vec"
+	return nil
+}
+
 type inline struct{}
 
 func (inline) InTx(ctx context.Context, fn func(context.Context) error) error { return fn(ctx) }
@@ -127,6 +140,7 @@ type signer struct{ key ed25519.PrivateKey }
 func (s signer) Sign(msg []byte) []byte { return ed25519.Sign(s.key, msg) }
 
 type bundle struct {
+	index   stagingIndex
 	svc     *app.Service
 	repo    *fakeRepo
 	lineage *fakeLineage
@@ -140,7 +154,7 @@ func setup(t *testing.T) bundle {
 	_, key, _ := ed25519.GenerateKey(nil)
 	b := bundle{
 		repo: &fakeRepo{claims: map[string]domain.Claim{}}, lineage: &fakeLineage{declared: map[string][]string{}},
-		journal: &recordingJournal{},
+		journal: &recordingJournal{}, index: stagingIndex{staged: map[string]bool{}},
 		access: &fakeAccess{workareas: map[string]app.Workarea{
 			"crew":     {ID: "wa_crew", IDPath: "U.P.C", Status: "committed", Reader: true, Writer: true},
 			"frozen":   {ID: "wa_frozen", IDPath: "U.P.F", Status: "validated", Reader: true, Writer: true},
@@ -150,7 +164,7 @@ func setup(t *testing.T) bundle {
 		ctx: auth.With(context.Background(), auth.Caller{TenantID: "tn", KeyID: "key_w", PrincipalID: "pr_w", Role: "writer"}),
 	}
 	b.svc = app.New(app.Deps{
-		Repo: b.repo, Access: b.access, Lineage: b.lineage, Signer: signer{key}, Journal: b.journal, Tx: inline{},
+		Repo: b.repo, Access: b.access, Lineage: b.lineage, Index: b.index, Signer: signer{key}, Journal: b.journal, Tx: inline{},
 		Now: func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) },
 	}, app.Config{MaxTextBytes: 1 << 10})
 	return b
@@ -174,6 +188,9 @@ func TestSubmitHeld(t *testing.T) {
 	}
 	if len(b.journal.types) != 1 || b.journal.types[0] != "submission.remember" {
 		t.Fatalf("journal: %v", b.journal.types)
+	}
+	if !b.index.staged[c.ID] {
+		t.Fatal("the prepared embedding was not staged")
 	}
 }
 

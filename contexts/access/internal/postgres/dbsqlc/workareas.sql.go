@@ -169,6 +169,40 @@ func (q *Queries) WorkareaInsert(ctx context.Context, db DBTX, arg WorkareaInser
 	return err
 }
 
+const workareaPaths = `-- name: WorkareaPaths :many
+SELECT id, path FROM access.workareas WHERE tenant_id = $1 AND id = ANY($2::text[])
+`
+
+type WorkareaPathsParams struct {
+	TenantID string
+	Ids      []string
+}
+
+type WorkareaPathsRow struct {
+	ID   string
+	Path string
+}
+
+func (q *Queries) WorkareaPaths(ctx context.Context, db DBTX, arg WorkareaPathsParams) ([]WorkareaPathsRow, error) {
+	rows, err := db.Query(ctx, workareaPaths, arg.TenantID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkareaPathsRow
+	for rows.Next() {
+		var i WorkareaPathsRow
+		if err := rows.Scan(&i.ID, &i.Path); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workareaUpdate = `-- name: WorkareaUpdate :exec
 UPDATE access.workareas SET status = $3, crew = $4, updated_at = $5
 WHERE tenant_id = $1 AND id = $2

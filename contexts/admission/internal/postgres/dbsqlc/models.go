@@ -6,6 +6,8 @@ package dbsqlc
 
 import (
 	"time"
+
+	pgvector "github.com/pgvector/pgvector-go"
 )
 
 type AccessBan struct {
@@ -186,4 +188,62 @@ type PlatformJournalHead struct {
 	TenantID string
 	Seq      int64
 	Hash     []byte
+}
+
+type RetrievalCorpu struct {
+	TenantID string
+	Docs     int64
+}
+
+type RetrievalEntry struct {
+	TenantID       string
+	ArtifactID     string
+	WorkareaID     string
+	WorkareaIDPath string
+	Kind           string
+	ClaimKey       string
+	Version        int32
+	Text           string
+	Tsv            interface{}
+	Embedding      *pgvector.HalfVector
+	EmbeddingModel *string
+	PromotedAt     time.Time
+	SimulationID   *string
+	Attachments    []byte
+}
+
+type RetrievalReadLog struct {
+	TenantID    string
+	ID          int64
+	KeyID       string
+	WorkareaID  string
+	QuerySha256 []byte
+	Returned    []string
+	At          time.Time
+}
+
+type RetrievalStaged struct {
+	TenantID       string
+	ArtifactID     string
+	Embedding      *pgvector.HalfVector
+	EmbeddingModel *string
+	StagedAt       time.Time
+}
+
+type RetrievalTenantSetting struct {
+	TenantID    string
+	FtsLanguage interface{}
+}
+
+type RetrievalTermDf struct {
+	TenantID string
+	Term     string
+	Df       int32
+}
+
+type RetrievalWorkareaCount struct {
+	TenantID   string
+	WorkareaID string
+	IDPath     string
+	N          int32
 }

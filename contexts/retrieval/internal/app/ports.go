@@ -1,0 +1,115 @@
+// Package app holds the retrieval context's use cases: keeping the
+// serving tier in step with promotion (stage at submission, index at
+// promotion, withdraw at demotion or erasure), hybrid recall with steering
+// first, and reindexing. Storage, the embedder and the access context are
+// reached through the ports declared here.
+package app
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/omlhub/oml/contexts/retrieval/internal/domain"
+)
+
+// ErrNotFound is what the repository returns for a missing row.
+var ErrNotFound = errors.New("not found")
+
+// Workarea is a workarea with the caller's read access there.
+type Workarea struct {
+	ID     string
+	IDPath string
+	Reader bool
+}
+
+// Subtrees are where the caller holds one scope.
+type Subtrees struct {
+	Allow []string
+	Deny  []string
+}
+
+// Access is the access context as retrieval needs it.
+type Access interface {
+	Workarea(ctx context.Context, ref string) (Workarea, error)
+	Subtrees(ctx context.Context, scope string) (Subtrees, error)
+	// Paths maps workarea ids of the caller's tenant to their paths.
+	Paths(ctx context.Context, ids []string) (map[string]string, error)
+}
+
+// Embedder turns texts into L2-normalised vectors.
+type Embedder interface {
+	Model() string
+	Dim() int
+	EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error)
+	// EmbedQuery weighs the query's terms by their corpus rarity.
+	EmbedQuery(ctx context.Context, text string, weights map[string]float32) ([]float32, error)
+}
+
+// Attachment is a bound attachment's digest, media type and size.
+type Attachment struct {
+	SHA256    string
+	MediaType string
+	SizeBytes int64
+}
+
+// Entry is one row of the serving tier: a promoted claim.
+type Entry struct {
+	TenantID       string
+	ArtifactID     string
+	WorkareaID     string
+	WorkareaIDPath string
+	Kind           string
+	ClaimKey       string
+	Version        int
+	Text           string
+	PromotedAt     time.Time
+	SimulationID   string
+	Attachments    []Attachment
+	Embedding      []float32
+	Model          string
+}
+
+// Filter is where a recall may look: under Scope, inside Allow, outside
+// Deny (id paths).
+type Filter struct {
+	Scope string
+	Allow []string
+	Deny  []string
+}
+
+// ReadLog is one recall, as logged.
+type ReadLog struct {
+	TenantID    string
+	KeyID       string
+	WorkareaID  string
+	QuerySHA256 []byte
+	Returned    []string
+	At          time.Time
+}
+
+// Repository is the serving tier's storage. Calls run in the unit of work
+// carried by ctx when there is one.
+type Repository interface {
+	Stage(ctx context.Context, tenant, artifact string, vec []float32, model string) error
+	// Index inserts a promoted claim, taking its staged embedding when
+	// there is one, and updates the corpus statistics and counts.
+	Index(ctx context.Context, e Entry) error
+	// Remove deletes an entry (and any staged embedding) and updates the
+	// statistics; a missing entry is not an error.
+	Remove(ctx context.Context, tenant, artifact string) error
+
+	QueryTerms(ctx context.Context, tenant, query string) ([]domain.TermStat, int64, error)
+	Reachable(ctx context.Context, tenant string, f Filter) (int64, error)
+	Steering(ctx context.Context, tenant string, f Filter, limit int) ([]Entry, error)
+	FullText(ctx context.Context, tenant, tsquery string, f Filter, limit int) ([]string, error)
+	Vector(ctx context.Context, tenant, model string, dim int, vec []float32, f Filter, limit int, s domain.Search) ([]string, error)
+	Entries(ctx context.Context, tenant string, ids []string) ([]Entry, error)
+	LogRead(ctx context.Context, r ReadLog) error
+}
+
+// Transactor runs fn in a unit of work; InSnapshot in a read-only one.
+type Transactor interface {
+	InTx(ctx context.Context, fn func(ctx context.Context) error) error
+	InSnapshot(ctx context.Context, fn func(ctx context.Context) error) error
+}

@@ -1,0 +1,238 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"time"
+
+	"github.com/omlhub/oml/contexts/retrieval/internal/domain"
+	"github.com/omlhub/oml/platform/auth"
+	"github.com/omlhub/oml/platform/errs"
+)
+
+// Deps are the service's ports.
+type Deps struct {
+	Repo     Repository
+	Access   Access
+	Embedder Embedder
+	Tx       Transactor
+	Now      func() time.Time
+	Fusion   domain.Fusion
+}
+
+// Service is the retrieval context's application service.
+type Service struct{ Deps }
+
+// New returns a service.
+func New(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Fusion == (domain.Fusion{}) {
+		d.Fusion = domain.DefaultFusion
+	}
+	return &Service{d}
+}
+
+// Prepare embeds a submission's text, outside any database transaction, so
+// that promotion later needs no embedding call. The result is carried by
+// admission and handed back to Stage.
+func (s *Service) Prepare(ctx context.Context, text string) (Prepared, error) {
+	vecs, err := s.Embedder.EmbedDocuments(ctx, []string{text})
+	if err != nil {
+		return Prepared{}, err
+	}
+	return Prepared{Vector: vecs[0], Model: s.Embedder.Model()}, nil
+}
+
+// Prepared is an embedding computed ahead of its transaction.
+type Prepared struct {
+	Vector []float32
+	Model  string
+}
+
+// Stage keeps a held claim's embedding until its promotion (in the
+// submission's unit of work).
+func (s *Service) Stage(ctx context.Context, tenant, artifact string, p Prepared) error {
+	if len(p.Vector) == 0 {
+		return nil
+	}
+	return s.Repo.Stage(ctx, tenant, artifact, p.Vector, p.Model)
+}
+
+// Promoted puts a claim into the serving tier in the promoting unit of
+// work, so recall sees it at commit.
+func (s *Service) Promoted(ctx context.Context, e Entry) error {
+	return s.Repo.Index(ctx, e)
+}
+
+// Withdrawn takes a claim out of the serving tier (demote, erase) or drops
+// its staged embedding (reject, expire), in the caller's unit of work.
+func (s *Service) Withdrawn(ctx context.Context, tenant, artifact string) error {
+	return s.Repo.Remove(ctx, tenant, artifact)
+}
+
+// Result is a recall's answer: steering first, never ranked; then hits.
+type Result struct {
+	Steering []Shown
+	Hits     []Shown
+	Plan     domain.Search
+}
+
+// Shown is an entry as recall shows it.
+type Shown struct {
+	Entry        Entry
+	WorkareaPath string
+	Score        float64
+}
+
+// Recall searches promoted memory in the scope's subtree, intersected with
+// the caller's read access (D7, D12, R3). Steering rows of the scope, its
+// ancestors and its subtree come first, unranked; hits fuse a full-text
+// leg and a vector leg by reciprocal rank. Every recall is logged.
+func (s *Service) Recall(ctx context.Context, q domain.Query) (Result, error) {
+	c, ok := auth.From(ctx)
+	if !ok {
+		return Result{}, errs.New(errs.AuthMissing, "every call presents a bearer key", "no authenticated caller")
+	}
+	if c.Role == "operator" {
+		return Result{}, errs.New(errs.VerbCeiling, "operator never writes, reads or reviews content (D9)", "operator keys have no recall")
+	}
+	if err := q.Validate(); err != nil {
+		return Result{}, err
+	}
+	scope, err := s.Access.Workarea(ctx, q.Scope)
+	if err != nil {
+		return Result{}, err
+	}
+	if !scope.Reader {
+		return Result{}, errs.New(errs.NotFound, "effective access (D7); unknown and out-of-scope are indistinguishable",
+			"no readable workarea with that reference for this key")
+	}
+	readable, err := s.Access.Subtrees(ctx, "reader")
+	if err != nil {
+		return Result{}, err
+	}
+	// Steering looks up the tree too (ancestors the key reads); hits stay
+	// under the scope.
+	steerFilter := Filter{Scope: scope.IDPath, Allow: readable.Allow, Deny: readable.Deny}
+	hitFilter := Filter{Scope: scope.IDPath, Allow: domain.Narrow(scope.IDPath, readable.Allow), Deny: readable.Deny}
+
+	var res Result
+	err = s.Tx.InSnapshot(ctx, func(ctx context.Context) error {
+		var err error
+		if res, err = s.recall(ctx, c.TenantID, q, steerFilter, hitFilter); err != nil {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	if err := s.paths(ctx, &res); err != nil {
+		return Result{}, err
+	}
+	sum := sha256.Sum256([]byte(q.Text))
+	log := ReadLog{TenantID: c.TenantID, KeyID: c.KeyID, WorkareaID: scope.ID, QuerySHA256: sum[:], At: s.Now().UTC()}
+	for _, x := range append(res.Steering, res.Hits...) {
+		log.Returned = append(log.Returned, x.Entry.ArtifactID)
+	}
+	if err := s.Repo.LogRead(ctx, log); err != nil {
+		return Result{}, fmt.Errorf("read log: %w", err)
+	}
+	return res, nil
+}
+
+func (s *Service) recall(ctx context.Context, tenant string, q domain.Query, steerFilter, hitFilter Filter) (Result, error) {
+	var res Result
+	steering, err := s.Repo.Steering(ctx, tenant, steerFilter, domain.MaxSteering)
+	if err != nil {
+		return res, fmt.Errorf("steering: %w", err)
+	}
+	for _, e := range steering {
+		res.Steering = append(res.Steering, Shown{Entry: e})
+	}
+	if len(hitFilter.Allow) == 0 {
+		return res, nil
+	}
+	terms, docs, err := s.Repo.QueryTerms(ctx, tenant, q.Text)
+	if err != nil {
+		return res, fmt.Errorf("query terms: %w", err)
+	}
+	var ftIDs []string
+	if lexemes := domain.Prune(terms, docs); len(lexemes) > 0 {
+		if ftIDs, err = s.Repo.FullText(ctx, tenant, domain.TSQuery(lexemes), hitFilter, domain.LegDepth); err != nil {
+			return res, fmt.Errorf("full-text leg: %w", err)
+		}
+	}
+	weights := make(map[string]float32, len(terms))
+	for _, t := range terms {
+		weights[t.Term] = float32(domain.IDF(t.DF, docs))
+	}
+	vec, err := s.Embedder.EmbedQuery(ctx, q.Text, weights)
+	if err != nil {
+		return res, err
+	}
+	var vecIDs []string
+	if nonZero(vec) {
+		reach, err := s.Repo.Reachable(ctx, tenant, hitFilter)
+		if err != nil {
+			return res, fmt.Errorf("count reachable rows: %w", err)
+		}
+		res.Plan = domain.Plan(reach, max(docs, reach))
+		if vecIDs, err = s.Repo.Vector(ctx, tenant, s.Embedder.Model(), s.Embedder.Dim(), vec, hitFilter, domain.LegDepth, res.Plan); err != nil {
+			return res, fmt.Errorf("vector leg: %w", err)
+		}
+	}
+	fused := s.Fusion.Fuse(ftIDs, vecIDs, q.K)
+	ids := make([]string, len(fused))
+	for i, r := range fused {
+		ids[i] = r.ID
+	}
+	entries, err := s.Repo.Entries(ctx, tenant, ids)
+	if err != nil {
+		return res, fmt.Errorf("load hits: %w", err)
+	}
+	byID := make(map[string]Entry, len(entries))
+	for _, e := range entries {
+		byID[e.ArtifactID] = e
+	}
+	for _, r := range fused {
+		if e, ok := byID[r.ID]; ok {
+			res.Hits = append(res.Hits, Shown{Entry: e, Score: r.Score})
+		}
+	}
+	return res, nil
+}
+
+// paths fills in the workarea paths of what recall returns.
+func (s *Service) paths(ctx context.Context, res *Result) error {
+	var ids []string
+	for _, x := range append(res.Steering, res.Hits...) {
+		ids = append(ids, x.Entry.WorkareaID)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	paths, err := s.Access.Paths(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("workarea paths: %w", err)
+	}
+	for i := range res.Steering {
+		res.Steering[i].WorkareaPath = paths[res.Steering[i].Entry.WorkareaID]
+	}
+	for i := range res.Hits {
+		res.Hits[i].WorkareaPath = paths[res.Hits[i].Entry.WorkareaID]
+	}
+	return nil
+}
+
+func nonZero(v []float32) bool {
+	for _, x := range v {
+		if x != 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,214 @@
+// Package domain holds the retrieval context's rules: recall's ceilings,
+// the steering-first contract (D12), reciprocal rank fusion of the
+// full-text and vector legs, the choice between exact and HNSW search, and
+// the pruning of very common query lexemes. It imports the standard
+// library and platform/{errs,ids} only.
+package domain
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/omlhub/oml/platform/errs"
+)
+
+// Recall's bounds.
+const (
+	DefaultK      = 8
+	MaxK          = 50
+	MaxQueryBytes = 2000
+	// MaxSteering caps the steering rows one recall returns (documented in
+	// docs/API.md); they are never ranked.
+	MaxSteering = 20
+	// LegDepth is how many candidates each leg contributes to the fusion.
+	LegDepth = 64
+)
+
+// Query is a validated recall request.
+type Query struct {
+	Text  string
+	Scope string
+	K     int
+}
+
+// Validate checks a recall request.
+func (q *Query) Validate() error {
+	if q.K == 0 {
+		q.K = DefaultK
+	}
+	if q.K < 1 || q.K > MaxK {
+		return errs.New(errs.LimitCeiling, "recall returns at most 50 hits (k ≤ 50)", "k must be 1–%d, got %d", MaxK, q.K)
+	}
+	q.Text = strings.TrimSpace(q.Text)
+	if q.Text == "" {
+		return errs.Invalid("query is required")
+	}
+	if len(q.Text) > MaxQueryBytes || !utf8.ValidString(q.Text) {
+		return errs.Invalid("query must be valid UTF-8 of at most %d bytes", MaxQueryBytes)
+	}
+	if q.Scope == "" {
+		return errs.Invalid("scope is required")
+	}
+	return nil
+}
+
+// Fusion weights and constant of reciprocal rank fusion, tuned on the
+// Cranfield collection (docs/BENCHMARKS.md).
+type Fusion struct {
+	K        float64
+	FullText float64
+	Vector   float64
+	MinScore float64
+}
+
+// DefaultFusion is the fusion recall uses.
+var DefaultFusion = Fusion{K: 60, FullText: 1, Vector: 1}
+
+// Ranked is one candidate and its fused score, in (0, 1].
+type Ranked struct {
+	ID    string
+	Score float64
+}
+
+// Fuse merges two ranked lists (best first) by weighted reciprocal rank
+// fusion: Σ w / (K + rank). Scores are divided by the best possible score,
+// so they lie in (0, 1]. Ties keep full-text order, then id.
+func (f Fusion) Fuse(fullText, vector []string, k int) []Ranked {
+	score := map[string]float64{}
+	order := map[string]int{}
+	add := func(ids []string, w float64) {
+		for i, id := range ids {
+			if _, ok := order[id]; !ok {
+				order[id] = len(order)
+			}
+			score[id] += w / (f.K + float64(i+1))
+		}
+	}
+	add(fullText, f.FullText)
+	add(vector, f.Vector)
+	best := (f.FullText + f.Vector) / (f.K + 1)
+	out := make([]Ranked, 0, len(score))
+	for id, s := range score {
+		out = append(out, Ranked{ID: id, Score: s / best})
+	}
+	slices.SortFunc(out, func(a, b Ranked) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return order[a.ID] - order[b.ID]
+	})
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out
+}
+
+// Search is how the vector leg runs.
+type Search int
+
+// The vector searches.
+const (
+	// Exact scans every row the filter reaches: exact recall, cost linear
+	// in the rows.
+	Exact Search = iota
+	// HNSW walks the approximate index with iterative scans, filtering as
+	// it goes: cost independent of the corpus, recall falling as the
+	// filter narrows.
+	HNSW
+)
+
+// ExactThreshold is the most rows an exact scan handles within the
+// latency budget (measured: docs/BENCHMARKS.md).
+const ExactThreshold = 4000
+
+// Plan chooses the vector search from the rows the filter reaches (from
+// maintained per-workarea counts, never from the planner's estimates,
+// which flip between ANALYZE runs) and the tenant's total: exact when the
+// filter reaches few rows, or a small share of the corpus (where filtered
+// HNSW loses recall), else HNSW.
+func Plan(reachable, total int64) Search {
+	if reachable <= ExactThreshold {
+		return Exact
+	}
+	if total > 0 && float64(reachable)/float64(total) < 0.02 && reachable <= 4*ExactThreshold {
+		return Exact
+	}
+	return HNSW
+}
+
+// TermStat is a query lexeme and how many documents hold it.
+type TermStat struct {
+	Term string
+	DF   int64
+}
+
+// IDF is BM25's smoothed inverse document frequency.
+func IDF(df, n int64) float64 {
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// CommonShare is the document share above which a lexeme is too common to
+// rank by: it would make ts_rank score most of the corpus.
+const CommonShare = 0.25
+
+// Prune drops very common lexemes (held by more than CommonShare of n
+// documents) from a full-text query, unless that would drop them all, in
+// which case the rarest few stay.
+func Prune(terms []TermStat, n int64) []string {
+	var keep []string
+	for _, t := range terms {
+		if n < 20 || float64(t.DF) <= CommonShare*float64(n) {
+			keep = append(keep, t.Term)
+		}
+	}
+	if len(keep) > 0 || len(terms) == 0 {
+		return keep
+	}
+	sorted := slices.Clone(terms)
+	slices.SortFunc(sorted, func(a, b TermStat) int { return int(a.DF - b.DF) })
+	for _, t := range sorted[:min(2, len(sorted))] {
+		keep = append(keep, t.Term)
+	}
+	return keep
+}
+
+// TSQuery builds an OR query of lexemes for to_tsquery('simple', …): the
+// lexemes are already normalised, so no dictionary runs again. Quotes and
+// backslashes are escaped.
+func TSQuery(lexemes []string) string {
+	parts := make([]string, 0, len(lexemes))
+	for _, l := range lexemes {
+		l = strings.ReplaceAll(l, `\`, `\\`)
+		l = strings.ReplaceAll(l, `'`, `''`)
+		parts = append(parts, "'"+l+"'")
+	}
+	return strings.Join(parts, " | ")
+}
+
+// Within reports whether the id path lies inside allow and outside deny.
+func Within(idPath string, allow, deny []string) bool {
+	under := func(p string) bool { return idPath == p || strings.HasPrefix(idPath, p+".") }
+	return slices.ContainsFunc(allow, under) && !slices.ContainsFunc(deny, under)
+}
+
+// Narrow intersects the scope's subtree with the caller's readable
+// subtrees: allow paths under the scope stay; allow paths above it become
+// the scope itself.
+func Narrow(scope string, allow []string) []string {
+	var out []string
+	for _, a := range allow {
+		switch {
+		case scope == a || strings.HasPrefix(scope, a+"."):
+			out = append(out, scope)
+		case strings.HasPrefix(a, scope+"."):
+			out = append(out, a)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}

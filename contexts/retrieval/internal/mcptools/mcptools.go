@@ -1,0 +1,28 @@
+// Package mcptools registers oml_recall.
+package mcptools
+
+import (
+	"context"
+
+	"github.com/omlhub/oml/contexts/retrieval/internal/app"
+	"github.com/omlhub/oml/contexts/retrieval/internal/wire"
+	"github.com/omlhub/oml/platform/transport"
+)
+
+// Register adds the tool to t.
+func Register(t *transport.Tools, svc *app.Service) {
+	transport.Add(t, transport.ToolSpec{
+		Name:  "oml_recall",
+		Title: "Recall",
+		Description: "Search promoted memories in a workarea's subtree (within this key's read access). Steering notes " +
+			"of the scope, its ancestors and its subtree come first, unranked; then hits ranked by a fusion of " +
+			"full-text and vector search. Held items, including your own, never appear (use oml_my_work).",
+		ReadOnly: true,
+	}, func(ctx context.Context, in wire.RecallIn) (wire.RecallOut, error) {
+		res, err := svc.Recall(ctx, in.ToQuery())
+		if err != nil {
+			return wire.RecallOut{}, err
+		}
+		return wire.ToRecallOut(res), nil
+	})
+}

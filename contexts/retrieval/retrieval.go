@@ -1,0 +1,124 @@
+// Package retrieval is the retrieval bounded context: the serving tier of
+// promoted claims (full-text vector and embedding per row), hybrid recall
+// with steering first (D12), the read log, the embedders and reindexing.
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/omlhub/oml/contexts/retrieval/internal/app"
+	"github.com/omlhub/oml/contexts/retrieval/internal/embed"
+	"github.com/omlhub/oml/contexts/retrieval/internal/httpapi"
+	"github.com/omlhub/oml/contexts/retrieval/internal/mcptools"
+	"github.com/omlhub/oml/contexts/retrieval/internal/postgres"
+	"github.com/omlhub/oml/platform/pg"
+	"github.com/omlhub/oml/platform/transport"
+)
+
+// The ports other contexts fill and the types they exchange.
+type (
+	// Access is the access context as retrieval needs it.
+	Access = app.Access
+	// Workarea is a workarea with the caller's read access there.
+	Workarea = app.Workarea
+	// Subtrees are where the caller holds a scope.
+	Subtrees = app.Subtrees
+	// Entry is a promoted claim as the serving tier stores it.
+	Entry = app.Entry
+	// Attachment is an entry's attachment digest.
+	Attachment = app.Attachment
+	// Prepared is an embedding computed ahead of its transaction.
+	Prepared = app.Prepared
+)
+
+// EmbedderConfig selects the embedder: the built-in one unless URL is set,
+// then an OpenAI-compatible /v1/embeddings endpoint.
+type EmbedderConfig struct {
+	URL    string
+	Model  string
+	Dim    int
+	APIKey string
+}
+
+// Deps are what the context needs from the process.
+type Deps struct {
+	DB       *pg.DB
+	Access   Access
+	Embedder EmbedderConfig
+	Now      func() time.Time
+}
+
+// Module is the retrieval context.
+type Module struct {
+	svc  *app.Service
+	http *httpapi.Handlers
+}
+
+// NewEmbedder builds the configured embedder.
+func NewEmbedder(c EmbedderConfig) (app.Embedder, error) {
+	if c.URL == "" {
+		return adapter{embed.NewBuiltin(c.Dim)}, nil
+	}
+	e, err := embed.NewOpenAI(embed.OpenAIConfig{URL: c.URL, Model: c.Model, Dim: c.Dim, APIKey: c.APIKey})
+	if err != nil {
+		return nil, fmt.Errorf("embedder: %w", err)
+	}
+	return adapter{e}, nil
+}
+
+// New assembles the context.
+func New(d Deps) (*Module, error) {
+	e, err := NewEmbedder(d.Embedder)
+	if err != nil {
+		return nil, err
+	}
+	svc := app.New(app.Deps{Repo: postgres.New(d.DB), Access: d.Access, Embedder: e, Tx: d.DB, Now: d.Now})
+	return &Module{svc: svc, http: httpapi.New(svc)}, nil
+}
+
+// Routes registers the HTTP routes (under /v1).
+func (m *Module) Routes(r chi.Router) { m.http.Routes(r) }
+
+// Tools registers the MCP tools.
+func (m *Module) Tools(t *transport.Tools) { mcptools.Register(t, m.svc) }
+
+// Prepare embeds a submission's text outside any transaction.
+func (m *Module) Prepare(ctx context.Context, text string) (Prepared, error) {
+	return m.svc.Prepare(ctx, text)
+}
+
+// Stage keeps a held claim's embedding, in the caller's unit of work.
+func (m *Module) Stage(ctx context.Context, tenant, artifact string, p Prepared) error {
+	return m.svc.Stage(ctx, tenant, artifact, p)
+}
+
+// Promoted indexes a promoted claim in the caller's unit of work.
+func (m *Module) Promoted(ctx context.Context, e Entry) error { return m.svc.Promoted(ctx, e) }
+
+// Withdrawn removes a claim from the serving tier in the caller's unit of
+// work.
+func (m *Module) Withdrawn(ctx context.Context, tenant, artifact string) error {
+	return m.svc.Withdrawn(ctx, tenant, artifact)
+}
+
+// adapter fits an embed.Embedder to the app's port.
+type adapter struct{ e embed.Embedder }
+
+func (a adapter) Model() string { return a.e.Model() }
+func (a adapter) Dim() int      { return a.e.Dim() }
+
+func (a adapter) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	return a.e.Embed(ctx, embed.Document, texts, nil)
+}
+
+func (a adapter) EmbedQuery(ctx context.Context, text string, weights map[string]float32) ([]float32, error) {
+	v, err := a.e.Embed(ctx, embed.Query, []string{text}, weights)
+	if err != nil {
+		return nil, err
+	}
+	return v[0], nil
+}
