@@ -25,11 +25,15 @@ import (
 // benchEnv is one server on one pool, shared by every sub-benchmark so the
 // targets are measured in the same run, on the same pool.
 type benchEnv struct {
-	db          *pg.DB
-	srv         *httptest.Server
-	key         string
-	reviewerKey string
-	workarea    string
+	db            *pg.DB
+	app           *app
+	srv           *httptest.Server
+	adminKey      string
+	key           string // the writer's
+	writerKeyID   string
+	reviewerKey   string
+	reviewerKeyID string
+	workarea      string
 }
 
 var (
@@ -85,7 +89,7 @@ func newBenchEnv(b *testing.B) (*benchEnv, error) {
 		_, _ = w.Write([]byte(`{"one":1}`))
 	})
 	r.Mount("/", a.handler)
-	env := &benchEnv{db: db, srv: httptest.NewServer(r), key: boot.AdminKey}
+	env := &benchEnv{db: db, app: a, srv: httptest.NewServer(r), key: boot.AdminKey, adminKey: boot.AdminKey}
 
 	// A realistic node: universe.procurement.metals-crew with a crew record
 	// and a child, read by a writer key whose grants sit two levels up.
@@ -98,15 +102,15 @@ func newBenchEnv(b *testing.B) (*benchEnv, error) {
 			return nil, err
 		}
 	}
-	writer, err := env.issue("bench-writer", "writer", "reader", "writer")
+	writer, writerID, err := env.issue("bench-writer", "writer", "reader", "writer")
 	if err != nil {
 		return nil, err
 	}
-	reviewer, err := env.issue("bench-reviewer", "dreamer", "reader", "dreamer.review")
+	reviewer, reviewerID, err := env.issue("bench-reviewer", "dreamer", "reader", "dreamer.review")
 	if err != nil {
 		return nil, err
 	}
-	env.key, env.reviewerKey = writer, reviewer
+	env.key, env.reviewerKey, env.writerKeyID, env.reviewerKeyID = writer, reviewer, writerID, reviewerID
 	var crew struct {
 		ID string `json:"id"`
 	}
@@ -117,27 +121,34 @@ func newBenchEnv(b *testing.B) (*benchEnv, error) {
 	return env, nil
 }
 
-// issue makes a key with grants on universe.procurement and returns its token.
-func (e *benchEnv) issue(principal, role string, scopes ...string) (string, error) {
+// issue makes a key with grants on universe.procurement and returns its
+// token and id.
+func (e *benchEnv) issue(principal, role string, scopes ...string) (string, string, error) {
 	var issued struct {
 		KeyID string `json:"key_id"`
 		Token string `json:"token"`
 	}
 	if err := e.call("POST", "/v1/keys", fmt.Sprintf(`{"principal":%q,"role":%q}`, principal, role), &issued); err != nil {
-		return "", err
+		return "", "", err
 	}
 	for _, scope := range scopes {
 		body := fmt.Sprintf(`{"key_id":%q,"workarea":"universe.procurement","scope":%q,"effect":"allow"}`, issued.KeyID, scope)
 		if err := e.call("POST", "/v1/grants", body, nil); err != nil {
-			return "", err
+			return "", "", err
 		}
 	}
-	return issued.Token, nil
+	return issued.Token, issued.KeyID, nil
 }
 
+// call sends a request with the admin key until setup ends, then the
+// writer's.
 func (e *benchEnv) call(method, path, body string, out any) error {
+	return e.callAs(e.key, method, path, body, out)
+}
+
+func (e *benchEnv) callAs(key, method, path, body string, out any) error {
 	req, _ := http.NewRequest(method, e.srv.URL+path, bytes.NewBufferString(body))
-	req.Header.Set("Authorization", "Bearer "+e.key)
+	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
@@ -147,7 +158,7 @@ func (e *benchEnv) call(method, path, body string, out any) error {
 	if resp.StatusCode >= 300 {
 		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b)
 	}
-	if out != nil {
+	if out != nil && len(b) > 0 { // 204 leaves out untouched
 		return json.Unmarshal(b, out)
 	}
 	return nil

@@ -29,6 +29,7 @@ import (
 type app struct {
 	access    *access.Module
 	admission *admission.Module
+	retrieval *retrieval.Module
 	handler   http.Handler
 }
 
@@ -78,7 +79,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys) (*app, err
 		Name:           "oml",
 		Ready:          readiness(db, runner),
 	}, acc, adm, lin, ret)
-	return &app{access: acc, admission: adm, handler: h}, nil
+	return &app{access: acc, admission: adm, retrieval: ret, handler: h}, nil
 }
 
 // accessPort adapts the access context to admission's Access port.

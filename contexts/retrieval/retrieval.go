@@ -11,10 +11,12 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/omlhub/oml/contexts/retrieval/internal/app"
+	"github.com/omlhub/oml/contexts/retrieval/internal/domain"
 	"github.com/omlhub/oml/contexts/retrieval/internal/embed"
 	"github.com/omlhub/oml/contexts/retrieval/internal/httpapi"
 	"github.com/omlhub/oml/contexts/retrieval/internal/mcptools"
 	"github.com/omlhub/oml/contexts/retrieval/internal/postgres"
+	"github.com/omlhub/oml/contexts/retrieval/internal/wire"
 	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/platform/transport"
 )
@@ -122,3 +124,24 @@ func (a adapter) EmbedQuery(ctx context.Context, text string, weights map[string
 	}
 	return v[0], nil
 }
+
+// Recall runs one recall for the caller in ctx, as oml_recall does.
+func (m *Module) Recall(ctx context.Context, query, scope string, k int) (wire.RecallOut, error) {
+	res, err := m.svc.Recall(ctx, wire.RecallIn{Query: query, Scope: scope, K: k}.ToQuery())
+	if err != nil {
+		return wire.RecallOut{}, err
+	}
+	return wire.ToRecallOut(res), nil
+}
+
+// WithFusion returns the context with other fusion weights (0 drops a
+// leg), for evaluating the legs apart.
+func (m *Module) WithFusion(fullText, vector float64) *Module {
+	d := m.svc.Deps
+	d.Fusion = domain.Fusion{K: domain.DefaultFusion.K, FullText: fullText, Vector: vector}
+	svc := app.New(d)
+	return &Module{svc: svc, http: httpapi.New(svc)}
+}
+
+// RecallOut is oml_recall's answer.
+type RecallOut = wire.RecallOut

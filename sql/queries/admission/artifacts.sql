@@ -45,7 +45,9 @@ LIMIT @max_rows;
 -- name: ArtifactsQueue :many
 -- Review candidates: held, unexpired, inside the reviewer's subtrees, not
 -- leased to anyone now and not already judged by this principal; oldest
--- first, locked so two reviewers never lease one item.
+-- first. Nothing is locked here: the lease is taken on one row at a time
+-- (ArtifactLease), so concurrent reviewers do not skip each other's
+-- candidates.
 SELECT a.* FROM admission.artifacts a
 WHERE a.tenant_id = @tenant_id AND a.state = 'held' AND a.held_expires_at > @now
   AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> a.workarea_id_path
@@ -58,8 +60,7 @@ WHERE a.tenant_id = @tenant_id AND a.state = 'held' AND a.held_expires_at > @now
         AND s.verdict IS NOT NULL AND s.reviewer_principal = @principal
   )
 ORDER BY a.submitted_at
-LIMIT @max_rows
-FOR UPDATE OF a SKIP LOCKED;
+LIMIT @max_rows;
 
 -- name: ArtifactsExpireDue :many
 -- Held items past their expiry become expired; SKIP LOCKED lets every
@@ -75,8 +76,12 @@ WHERE (a.tenant_id, a.id) IN (
 )
 RETURNING a.*;
 
--- name: ArtifactLease :exec
-UPDATE admission.artifacts SET leased_until = $3 WHERE tenant_id = $1 AND id = $2;
+-- name: ArtifactLease :execrows
+-- Leases a held item unless someone else holds a lease on it: the row lock
+-- and the re-checked condition make one reviewer win.
+UPDATE admission.artifacts SET leased_until = @until
+WHERE tenant_id = @tenant_id AND id = @id AND state = 'held' AND held_expires_at > @now
+  AND (leased_until IS NULL OR leased_until <= @now);
 
 -- name: ArtifactsRecentPromoted :many
 -- The newest promoted claims under a workarea (the graph's default roots).

@@ -149,9 +149,11 @@ type Repository interface {
 	ClaimUpdate(ctx context.Context, c domain.Claim) error
 	Mine(ctx context.Context, tenant, keyID string, f MineFilter) ([]domain.Claim, error)
 
-	// QueueCandidates locks (SKIP LOCKED) held, unexpired, unleased items
-	// inside f.Within, oldest first.
+	// QueueCandidates lists held, unexpired, unleased items inside
+	// f.Within, oldest first, without locking them.
 	QueueCandidates(ctx context.Context, tenant string, f QueueFilter) ([]domain.Claim, error)
+	// ServeInsert takes the item's lease and records the serve;
+	// ErrConflict when another reviewer leased the item first.
 	ServeInsert(ctx context.Context, tenant string, s domain.Serve) error
 	ServeGetForUpdate(ctx context.Context, tenant, id string) (domain.Serve, error)
 	ServeDecide(ctx context.Context, tenant string, s domain.Serve, v domain.Verdict, reason string) error

@@ -72,7 +72,10 @@ func (s *Service) ServeNext(ctx context.Context) (Served, bool, error) {
 					skip = append(skip, c.ID)
 					continue
 				}
-				if err := s.Repo.ServeInsert(ctx, caller.TenantID, srv); err != nil {
+				if err := s.Repo.ServeInsert(ctx, caller.TenantID, srv); errors.Is(err, ErrConflict) {
+					skip = append(skip, c.ID) // another reviewer won it
+					continue
+				} else if err != nil {
 					return fmt.Errorf("lease item: %w", err)
 				}
 				parents, err := s.Lineage.Parents(ctx, caller.TenantID, c.ID)

@@ -245,16 +245,20 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-// ServeInsert stores a lease, on the serve and on the artifact row.
+// ServeInsert takes the lease on the artifact row (ErrConflict when another
+// reviewer holds it) and records the serve.
 func (r *Repository) ServeInsert(ctx context.Context, tenant string, s domain.Serve) error {
 	closure, err := json.Marshal(orEmpty(s.Closure))
 	if err != nil {
 		return err
 	}
 	if s.ArtifactID != "" {
-		err = r.q.ArtifactLease(ctx, r.conn(ctx), dbsqlc.ArtifactLeaseParams{TenantID: tenant, ID: s.ArtifactID, LeasedUntil: &s.ExpiresAt})
+		n, err := r.q.ArtifactLease(ctx, r.conn(ctx), dbsqlc.ArtifactLeaseParams{TenantID: tenant, ID: s.ArtifactID, Until: &s.ExpiresAt, Now: s.ServedAt})
 		if err != nil {
 			return translate(err)
+		}
+		if n == 0 {
+			return app.ErrConflict // another reviewer leased it first
 		}
 	}
 	return translate(r.q.ServeInsert(ctx, r.conn(ctx), dbsqlc.ServeInsertParams{

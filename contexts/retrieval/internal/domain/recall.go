@@ -86,8 +86,12 @@ func (f Fusion) Fuse(fullText, vector []string, k int) []Ranked {
 			score[id] += w / (f.K + float64(i+1))
 		}
 	}
-	add(fullText, f.FullText)
-	add(vector, f.Vector)
+	if f.FullText > 0 {
+		add(fullText, f.FullText)
+	}
+	if f.Vector > 0 {
+		add(vector, f.Vector)
+	}
 	best := (f.FullText + f.Vector) / (f.K + 1)
 	out := make([]Ranked, 0, len(score))
 	for id, s := range score {

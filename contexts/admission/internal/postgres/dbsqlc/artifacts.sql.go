@@ -207,19 +207,32 @@ func (q *Queries) ArtifactKeyHolder(ctx context.Context, db DBTX, arg ArtifactKe
 	return i, err
 }
 
-const artifactLease = `-- name: ArtifactLease :exec
-UPDATE admission.artifacts SET leased_until = $3 WHERE tenant_id = $1 AND id = $2
+const artifactLease = `-- name: ArtifactLease :execrows
+UPDATE admission.artifacts SET leased_until = $1
+WHERE tenant_id = $2 AND id = $3 AND state = 'held' AND held_expires_at > $4
+  AND (leased_until IS NULL OR leased_until <= $4)
 `
 
 type ArtifactLeaseParams struct {
-	TenantID    string
-	ID          string
-	LeasedUntil *time.Time
+	Until    *time.Time
+	TenantID string
+	ID       string
+	Now      time.Time
 }
 
-func (q *Queries) ArtifactLease(ctx context.Context, db DBTX, arg ArtifactLeaseParams) error {
-	_, err := db.Exec(ctx, artifactLease, arg.TenantID, arg.ID, arg.LeasedUntil)
-	return err
+// Leases a held item unless someone else holds a lease on it: the row lock
+// and the re-checked condition make one reviewer win.
+func (q *Queries) ArtifactLease(ctx context.Context, db DBTX, arg ArtifactLeaseParams) (int64, error) {
+	result, err := db.Exec(ctx, artifactLease,
+		arg.Until,
+		arg.TenantID,
+		arg.ID,
+		arg.Now,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const artifactUpdate = `-- name: ArtifactUpdate :exec
@@ -472,7 +485,6 @@ WHERE a.tenant_id = $1 AND a.state = 'held' AND a.held_expires_at > $2
   )
 ORDER BY a.submitted_at
 LIMIT $7
-FOR UPDATE OF a SKIP LOCKED
 `
 
 type ArtifactsQueueParams struct {
@@ -487,7 +499,9 @@ type ArtifactsQueueParams struct {
 
 // Review candidates: held, unexpired, inside the reviewer's subtrees, not
 // leased to anyone now and not already judged by this principal; oldest
-// first, locked so two reviewers never lease one item.
+// first. Nothing is locked here: the lease is taken on one row at a time
+// (ArtifactLease), so concurrent reviewers do not skip each other's
+// candidates.
 func (q *Queries) ArtifactsQueue(ctx context.Context, db DBTX, arg ArtifactsQueueParams) ([]AdmissionArtifact, error) {
 	rows, err := db.Query(ctx, artifactsQueue,
 		arg.TenantID,
