@@ -160,13 +160,20 @@ func BenchmarkCranfield(b *testing.B) {
 	}
 	ctx := auth.With(context.Background(), caller)
 	modes := []struct {
-		name    string
-		ft, vec float64
-	}{{"full-text leg", 1, 0}, {"vector leg", 0, 1}, {"hybrid (RRF)", 1, 1}}
+		name     string
+		ft, vec  float64
+		feedback bool
+	}{
+		{"full-text leg (BM25)", 1, 0, false},
+		{"vector leg", 0, 1, false},
+		{"vector leg with feedback", 0, 1, true},
+		{"hybrid without feedback", 1, 1, false},
+		{"hybrid (as served)", 1, 1, true},
+	}
 	b.ResetTimer()
 	fmt.Printf("\n| mode | nDCG@10 | recall@10 | MRR | queries |\n| --- | ---: | ---: | ---: | ---: |\n")
 	for _, mode := range modes {
-		m := e.app.retrieval.WithFusion(mode.ft, mode.vec)
+		m := e.app.retrieval.WithRanking(mode.ft, mode.vec, mode.feedback)
 		var sum metrics
 		n := 0
 		for i, q := range queries {

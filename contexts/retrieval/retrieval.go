@@ -78,7 +78,8 @@ func New(d Deps) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := app.New(app.Deps{Repo: postgres.New(d.DB), Access: d.Access, Embedder: e, Tx: d.DB, Now: d.Now})
+	svc := app.New(app.Deps{Repo: postgres.New(d.DB), Access: d.Access, Embedder: e, Tx: d.DB, Now: d.Now,
+		Fusion: domain.DefaultFusion, Feedback: domain.DefaultFeedback})
 	return &Module{svc: svc, http: httpapi.New(svc)}, nil
 }
 
@@ -134,11 +135,16 @@ func (m *Module) Recall(ctx context.Context, query, scope string, k int) (wire.R
 	return wire.ToRecallOut(res), nil
 }
 
-// WithFusion returns the context with other fusion weights (0 drops a
-// leg), for evaluating the legs apart.
-func (m *Module) WithFusion(fullText, vector float64) *Module {
+// WithRanking returns the context with other fusion weights (0 drops a
+// leg) and with or without the vector leg's feedback, for evaluating the
+// legs apart.
+func (m *Module) WithRanking(fullText, vector float64, feedback bool) *Module {
 	d := m.svc.Deps
 	d.Fusion = domain.Fusion{K: domain.DefaultFusion.K, FullText: fullText, Vector: vector}
+	d.Feedback = domain.Feedback{}
+	if feedback {
+		d.Feedback = domain.DefaultFeedback
+	}
 	svc := app.New(d)
 	return &Module{svc: svc, http: httpapi.New(svc)}
 }

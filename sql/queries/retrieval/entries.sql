@@ -9,8 +9,9 @@ SELECT embedding, embedding_model FROM retrieval.staged WHERE tenant_id = $1 AND
 -- name: StagedDelete :exec
 DELETE FROM retrieval.staged WHERE tenant_id = $1 AND artifact_id = $2;
 
--- name: EntryInsert :exec
--- The full-text vector uses the tenant's configured language.
+-- name: EntryInsert :one
+-- The full-text vector uses the tenant's configured language; the entry's
+-- length (distinct lexemes) goes to the corpus statistics.
 INSERT INTO retrieval.entries (
     tenant_id, artifact_id, workarea_id, workarea_id_path, kind, claim_key, version, text, tsv,
     embedding, embedding_model, promoted_at, simulation_id, attachments
@@ -18,11 +19,12 @@ INSERT INTO retrieval.entries (
     @tenant_id, @artifact_id, @workarea_id, CAST(sqlc.arg(workarea_id_path)::text AS ltree), @kind, @claim_key, @version, @text,
     to_tsvector(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig), @text),
     @embedding, @embedding_model, @promoted_at, @simulation_id, @attachments
-);
+)
+RETURNING length(tsv)::bigint AS lexemes;
 
 -- name: EntryDelete :one
 DELETE FROM retrieval.entries WHERE tenant_id = $1 AND artifact_id = $2
-RETURNING workarea_id, workarea_id_path::text AS workarea_id_path;
+RETURNING workarea_id, workarea_id_path::text AS workarea_id_path, length(tsv)::bigint AS lexemes;
 
 -- name: TermDFAdd :exec
 -- Counts an entry's lexemes; sorted, so concurrent promotions lock the
@@ -44,8 +46,11 @@ FROM (
 WHERE d.tenant_id = $1 AND d.term = x.term;
 
 -- name: CorpusAdd :exec
-INSERT INTO retrieval.corpus (tenant_id, docs) VALUES ($1, greatest(sqlc.arg(delta)::bigint, 0))
-ON CONFLICT (tenant_id) DO UPDATE SET docs = greatest(retrieval.corpus.docs + sqlc.arg(delta)::bigint, 0);
+INSERT INTO retrieval.corpus (tenant_id, docs, lexemes)
+VALUES (@tenant_id, greatest(sqlc.arg(delta)::bigint, 0), greatest(sqlc.arg(lexemes_delta)::bigint, 0))
+ON CONFLICT (tenant_id) DO UPDATE SET
+    docs = greatest(retrieval.corpus.docs + sqlc.arg(delta)::bigint, 0),
+    lexemes = greatest(retrieval.corpus.lexemes + sqlc.arg(lexemes_delta)::bigint, 0);
 
 -- name: CountsAdd :exec
 INSERT INTO retrieval.workarea_counts (tenant_id, workarea_id, id_path, n)
@@ -54,9 +59,10 @@ ON CONFLICT (tenant_id, workarea_id) DO UPDATE SET n = greatest(retrieval.workar
 
 -- name: QueryTerms :many
 -- The query's lexemes in the tenant's language with their document
--- frequencies, and the corpus size.
+-- frequencies, and the corpus size and total length.
 SELECT t.term::text AS term, coalesce(d.df, 0)::bigint AS df,
-       coalesce((SELECT c.docs FROM retrieval.corpus c WHERE c.tenant_id = @tenant_id), 0)::bigint AS docs
+       coalesce((SELECT c.docs FROM retrieval.corpus c WHERE c.tenant_id = @tenant_id), 0)::bigint AS docs,
+       coalesce((SELECT c.lexemes FROM retrieval.corpus c WHERE c.tenant_id = @tenant_id), 0)::bigint AS lexemes
 FROM unnest(tsvector_to_array(to_tsvector(
          coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig),
          sqlc.arg(query)::text))) AS t(term)
@@ -82,17 +88,34 @@ ORDER BY nlevel(workarea_id_path), promoted_at
 LIMIT @max_rows;
 
 -- name: FullTextLeg :many
--- The full-text leg: an OR of the query's (pruned) lexemes, ranked by
--- ts_rank, inside the subtree and the caller's read access.
-SELECT artifact_id, ts_rank(tsv, q, 1)::real AS rank
-FROM retrieval.entries, to_tsquery('simple', @tsquery) AS q
-WHERE tenant_id = @tenant_id AND kind <> 'steering' AND simulation_id IS NULL
-  AND tsv @@ q
-  AND workarea_id_path <@ CAST(sqlc.arg(scope)::text AS ltree)
-  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> workarea_id_path
-  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> workarea_id_path)
-ORDER BY rank DESC, artifact_id
+-- The full-text leg: entries holding any of the query's (pruned) lexemes,
+-- inside the subtree and the caller's read access, ranked by BM25
+-- (k1 = 1.2, b = 0.75): Σ idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen))
+-- over the query lexemes an entry holds, tf being the lexeme's number of
+-- positions and len the entry's number of distinct lexemes.
+SELECT e.artifact_id, s.score::real AS score
+FROM retrieval.entries e, to_tsquery('simple', @tsquery) AS q,
+LATERAL (
+    SELECT sum((sqlc.arg(idf)::float8[])[w.i] * coalesce(cardinality(u.positions), 1) * 2.2
+               / (coalesce(cardinality(u.positions), 1)
+                  + 1.2 * (0.25 + 0.75 * length(e.tsv) / greatest(sqlc.arg(avg_len)::float8, 1))))::float8 AS score
+    FROM unnest(e.tsv) AS u
+    JOIN unnest(sqlc.arg(lexemes)::text[]) WITH ORDINALITY AS w(lexeme, i) ON w.lexeme = u.lexeme
+) AS s
+WHERE e.tenant_id = @tenant_id AND e.kind <> 'steering' AND e.simulation_id IS NULL
+  AND e.tsv @@ q
+  AND e.workarea_id_path <@ CAST(sqlc.arg(scope)::text AS ltree)
+  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> e.workarea_id_path
+  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> e.workarea_id_path)
+ORDER BY s.score DESC, e.artifact_id
 LIMIT @max_rows;
+
+-- name: EntryEmbeddings :many
+-- Stored embeddings of entries under one model, for query feedback.
+SELECT CAST(embedding::vector AS real[]) AS embedding
+FROM retrieval.entries
+WHERE tenant_id = @tenant_id AND artifact_id = ANY(@ids::text[])
+  AND embedding_model = @model AND embedding IS NOT NULL;
 
 -- name: EntriesByIDs :many
 SELECT artifact_id, workarea_id, kind, claim_key, version, text, promoted_at, attachments

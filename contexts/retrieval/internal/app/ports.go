@@ -99,11 +99,15 @@ type Repository interface {
 	// statistics; a missing entry is not an error.
 	Remove(ctx context.Context, tenant, artifact string) error
 
-	QueryTerms(ctx context.Context, tenant, query string) ([]domain.TermStat, int64, error)
+	// QueryTerms parses the query in the tenant's language and returns its
+	// lexemes' document frequencies with the corpus statistics.
+	QueryTerms(ctx context.Context, tenant, query string) ([]domain.TermStat, domain.Corpus, error)
 	Reachable(ctx context.Context, tenant string, f Filter) (int64, error)
 	Steering(ctx context.Context, tenant string, f Filter, limit int) ([]Entry, error)
-	FullText(ctx context.Context, tenant, tsquery string, f Filter, limit int) ([]string, error)
+	FullText(ctx context.Context, tenant string, q domain.FullTextQuery, f Filter, limit int) ([]string, error)
 	Vector(ctx context.Context, tenant, model string, dim int, vec []float32, f Filter, limit int, s domain.Search) ([]string, error)
+	// Embeddings returns the stored vectors of entries under one model.
+	Embeddings(ctx context.Context, tenant, model string, ids []string) ([][]float32, error)
 	Entries(ctx context.Context, tenant string, ids []string) ([]Entry, error)
 	LogRead(ctx context.Context, r ReadLog) error
 }

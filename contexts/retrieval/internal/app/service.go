@@ -19,6 +19,9 @@ type Deps struct {
 	Tx       Transactor
 	Now      func() time.Time
 	Fusion   domain.Fusion
+	// Feedback is the vector leg's pseudo-relevance feedback; the zero
+	// value turns it off (the module wires domain.DefaultFeedback).
+	Feedback domain.Feedback
 }
 
 // Service is the retrieval context's application service.
@@ -156,31 +159,38 @@ func (s *Service) recall(ctx context.Context, tenant string, q domain.Query, ste
 	if len(hitFilter.Allow) == 0 {
 		return res, nil
 	}
-	terms, docs, err := s.Repo.QueryTerms(ctx, tenant, q.Text)
+	terms, corpus, err := s.Repo.QueryTerms(ctx, tenant, q.Text)
 	if err != nil {
 		return res, fmt.Errorf("query terms: %w", err)
 	}
 	var ftIDs []string
-	if lexemes := domain.Prune(terms, docs); len(lexemes) > 0 {
-		if ftIDs, err = s.Repo.FullText(ctx, tenant, domain.TSQuery(lexemes), hitFilter, domain.LegDepth); err != nil {
+	if ftq, ok := domain.NewFullTextQuery(terms, corpus); ok && (s.Fusion.FullText > 0 || s.Feedback.Docs > 0) {
+		if ftIDs, err = s.Repo.FullText(ctx, tenant, ftq, hitFilter, domain.LegDepth); err != nil {
 			return res, fmt.Errorf("full-text leg: %w", err)
 		}
 	}
 	weights := make(map[string]float32, len(terms))
 	for _, t := range terms {
-		weights[t.Term] = float32(domain.IDF(t.DF, docs))
+		weights[t.Term] = float32(domain.IDF(t.DF, corpus.Docs))
 	}
 	vec, err := s.Embedder.EmbedQuery(ctx, q.Text, weights)
 	if err != nil {
 		return res, err
 	}
 	var vecIDs []string
-	if nonZero(vec) {
+	if nonZero(vec) && s.Fusion.Vector > 0 {
+		if top := ftIDs[:min(s.Feedback.Docs, len(ftIDs))]; len(top) > 0 {
+			docs, err := s.Repo.Embeddings(ctx, tenant, s.Embedder.Model(), top)
+			if err != nil {
+				return res, fmt.Errorf("feedback vectors: %w", err)
+			}
+			vec = s.Feedback.Expand(vec, docs)
+		}
 		reach, err := s.Repo.Reachable(ctx, tenant, hitFilter)
 		if err != nil {
 			return res, fmt.Errorf("count reachable rows: %w", err)
 		}
-		res.Plan = domain.Plan(reach, max(docs, reach))
+		res.Plan = domain.Plan(reach, max(corpus.Docs, reach))
 		if vecIDs, err = s.Repo.Vector(ctx, tenant, s.Embedder.Model(), s.Embedder.Dim(), vec, hitFilter, domain.LegDepth, res.Plan); err != nil {
 			return res, fmt.Errorf("vector leg: %w", err)
 		}

@@ -6,6 +6,7 @@
 package domain
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -151,34 +152,132 @@ type TermStat struct {
 	DF   int64
 }
 
+// Corpus is a tenant's serving-tier statistics: how many entries, and the
+// sum of their lengths in distinct lexemes.
+type Corpus struct {
+	Docs    int64
+	Lexemes int64
+}
+
+// AvgLen is the mean entry length in distinct lexemes (1 when empty).
+func (c Corpus) AvgLen() float64 {
+	if c.Docs == 0 || c.Lexemes == 0 {
+		return 1
+	}
+	return float64(c.Lexemes) / float64(c.Docs)
+}
+
 // IDF is BM25's smoothed inverse document frequency.
 func IDF(df, n int64) float64 {
 	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
 }
 
 // CommonShare is the document share above which a lexeme is too common to
-// rank by: it would make ts_rank score most of the corpus.
+// rank by: it would make the full-text leg score most of the corpus, and
+// ranking costs per matching row.
 const CommonShare = 0.25
 
 // Prune drops very common lexemes (held by more than CommonShare of n
 // documents) from a full-text query, unless that would drop them all, in
 // which case the rarest few stay.
-func Prune(terms []TermStat, n int64) []string {
-	var keep []string
+func Prune(terms []TermStat, n int64) []TermStat {
+	var keep []TermStat
 	for _, t := range terms {
 		if n < 20 || float64(t.DF) <= CommonShare*float64(n) {
-			keep = append(keep, t.Term)
+			keep = append(keep, t)
 		}
 	}
 	if len(keep) > 0 || len(terms) == 0 {
 		return keep
 	}
 	sorted := slices.Clone(terms)
-	slices.SortFunc(sorted, func(a, b TermStat) int { return int(a.DF - b.DF) })
-	for _, t := range sorted[:min(2, len(sorted))] {
-		keep = append(keep, t.Term)
+	slices.SortFunc(sorted, func(a, b TermStat) int { return cmp.Compare(a.DF, b.DF) })
+	return sorted[:min(2, len(sorted))]
+}
+
+// FullTextQuery is the full-text leg's input: an OR of lexemes (the
+// tsquery that finds candidates) and each lexeme's BM25 weight.
+type FullTextQuery struct {
+	TSQuery string
+	Lexemes []string
+	IDF     []float64
+	AvgLen  float64
+}
+
+// NewFullTextQuery prunes the query's lexemes and weighs the rest; ok is
+// false when nothing is left to search for.
+func NewFullTextQuery(terms []TermStat, c Corpus) (q FullTextQuery, ok bool) {
+	kept := Prune(terms, c.Docs)
+	if len(kept) == 0 {
+		return FullTextQuery{}, false
 	}
-	return keep
+	q.AvgLen = c.AvgLen()
+	for _, t := range kept {
+		q.Lexemes = append(q.Lexemes, t.Term)
+		q.IDF = append(q.IDF, IDF(t.DF, c.Docs))
+	}
+	q.TSQuery = TSQuery(q.Lexemes)
+	return q, true
+}
+
+// Feedback is pseudo-relevance feedback for the vector leg: the query
+// vector moves towards the full-text leg's best few entries (Rocchio) so
+// the vector leg finds what those entries are about in other words.
+type Feedback struct {
+	// Docs is how many of the full-text leg's best entries feed back; 0
+	// turns feedback off.
+	Docs int
+	// Weight is the pull of their centroid against the unit query vector.
+	Weight float64
+}
+
+// DefaultFeedback is tuned on the Cranfield collection (docs/BENCHMARKS.md).
+var DefaultFeedback = Feedback{Docs: 3, Weight: 2}
+
+// Expand returns the query vector normalised, plus Weight times the mean
+// of the normalised feedback vectors. Vectors of another length are
+// ignored; without feedback the query comes back unchanged.
+func (fb Feedback) Expand(query []float32, docs [][]float32) []float32 {
+	out := unit(query)
+	if out == nil {
+		return query
+	}
+	used := 0
+	sum := make([]float64, len(out))
+	for _, d := range docs {
+		u := unit(d)
+		if len(u) != len(out) {
+			continue
+		}
+		for i, x := range u {
+			sum[i] += float64(x)
+		}
+		used++
+	}
+	if used == 0 {
+		return query
+	}
+	for i := range out {
+		out[i] += float32(fb.Weight * sum[i] / float64(used))
+	}
+	return out
+}
+
+// unit returns v scaled to length 1, or nil for a zero vector.
+func unit(v []float32) []float32 {
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	if n == 0 || math.IsNaN(n) || math.IsInf(n, 0) {
+		return nil
+	}
+	n = math.Sqrt(n)
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(float64(x) / n)
+	}
+	return out
 }
 
 // TSQuery builds an OR query of lexemes for to_tsquery('simple', …): the

@@ -86,7 +86,7 @@ func (r *Repository) Index(ctx context.Context, e app.Entry) error {
 	if e.SimulationID != "" {
 		sim = &e.SimulationID
 	}
-	err = r.q.EntryInsert(ctx, conn, dbsqlc.EntryInsertParams{
+	lexemes, err := r.q.EntryInsert(ctx, conn, dbsqlc.EntryInsertParams{
 		TenantID: e.TenantID, ArtifactID: e.ArtifactID, WorkareaID: e.WorkareaID, WorkareaIDPath: e.WorkareaIDPath,
 		Kind: e.Kind, ClaimKey: e.ClaimKey, Version: int32(e.Version), Text: e.Text, Embedding: emb, EmbeddingModel: model,
 		PromotedAt: e.PromotedAt, SimulationID: sim, Attachments: aj,
@@ -97,25 +97,13 @@ func (r *Repository) Index(ctx context.Context, e app.Entry) error {
 	if err := r.q.StagedDelete(ctx, conn, dbsqlc.StagedDeleteParams{TenantID: e.TenantID, ArtifactID: e.ArtifactID}); err != nil {
 		return err
 	}
-	return r.account(ctx, e.TenantID, e.ArtifactID, e.WorkareaID, e.WorkareaIDPath, 1)
-}
-
-// account updates the statistics for an entry entering (+1) or leaving (-1).
-func (r *Repository) account(ctx context.Context, tenant, artifact, workarea, idPath string, delta int) error {
-	conn := r.conn(ctx)
-	var err error
-	if delta > 0 {
-		err = r.q.TermDFAdd(ctx, conn, dbsqlc.TermDFAddParams{TenantID: tenant, ArtifactID: artifact})
-	} else {
-		err = r.q.TermDFRemove(ctx, conn, dbsqlc.TermDFRemoveParams{TenantID: tenant, ArtifactID: artifact})
-	}
-	if err != nil {
+	if err := r.q.TermDFAdd(ctx, conn, dbsqlc.TermDFAddParams{TenantID: e.TenantID, ArtifactID: e.ArtifactID}); err != nil {
 		return fmt.Errorf("lexeme frequencies: %w", err)
 	}
-	if err := r.q.CorpusAdd(ctx, conn, dbsqlc.CorpusAddParams{TenantID: tenant, Delta: int64(delta)}); err != nil {
-		return fmt.Errorf("corpus size: %w", err)
+	if err := r.q.CorpusAdd(ctx, conn, dbsqlc.CorpusAddParams{TenantID: e.TenantID, Delta: 1, LexemesDelta: lexemes}); err != nil {
+		return fmt.Errorf("corpus statistics: %w", err)
 	}
-	return r.q.CountsAdd(ctx, conn, dbsqlc.CountsAddParams{TenantID: tenant, WorkareaID: workarea, IDPath: idPath, Delta: int32(delta)})
+	return r.q.CountsAdd(ctx, conn, dbsqlc.CountsAddParams{TenantID: e.TenantID, WorkareaID: e.WorkareaID, IDPath: e.WorkareaIDPath, Delta: 1})
 }
 
 // Remove deletes an entry and any staged embedding.
@@ -135,26 +123,26 @@ func (r *Repository) Remove(ctx context.Context, tenant, artifact string) error 
 	if err != nil {
 		return fmt.Errorf("delete entry: %w", err)
 	}
-	if err := r.q.CorpusAdd(ctx, conn, dbsqlc.CorpusAddParams{TenantID: tenant, Delta: -1}); err != nil {
-		return err
+	if err := r.q.CorpusAdd(ctx, conn, dbsqlc.CorpusAddParams{TenantID: tenant, Delta: -1, LexemesDelta: -row.Lexemes}); err != nil {
+		return fmt.Errorf("corpus statistics: %w", err)
 	}
 	return r.q.CountsAdd(ctx, conn, dbsqlc.CountsAddParams{TenantID: tenant, WorkareaID: row.WorkareaID, IDPath: row.WorkareaIDPath, Delta: -1})
 }
 
 // QueryTerms returns the query's lexemes with their frequencies, and the
-// corpus size.
-func (r *Repository) QueryTerms(ctx context.Context, tenant, query string) ([]domain.TermStat, int64, error) {
+// corpus statistics.
+func (r *Repository) QueryTerms(ctx context.Context, tenant, query string) ([]domain.TermStat, domain.Corpus, error) {
 	rows, err := r.q.QueryTerms(ctx, r.conn(ctx), dbsqlc.QueryTermsParams{TenantID: tenant, Query: query})
 	if err != nil {
-		return nil, 0, err
+		return nil, domain.Corpus{}, err
 	}
-	var docs int64
+	var c domain.Corpus
 	out := make([]domain.TermStat, len(rows))
 	for i, row := range rows {
 		out[i] = domain.TermStat{Term: row.Term, DF: row.Df}
-		docs = row.Docs
+		c = domain.Corpus{Docs: row.Docs, Lexemes: row.Lexemes}
 	}
-	return out, docs, nil
+	return out, c, nil
 }
 
 // Reachable counts the rows a filter reaches, from per-workarea counts.
@@ -200,12 +188,12 @@ func (r *Repository) customPlans(ctx context.Context, extra string) error {
 }
 
 // FullText runs the full-text leg.
-func (r *Repository) FullText(ctx context.Context, tenant, tsquery string, f app.Filter, limit int) ([]string, error) {
+func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullTextQuery, f app.Filter, limit int) ([]string, error) {
 	if err := r.customPlans(ctx, ""); err != nil {
 		return nil, err
 	}
 	rows, err := r.q.FullTextLeg(ctx, r.conn(ctx), dbsqlc.FullTextLegParams{
-		TenantID: tenant, Tsquery: tsquery, Scope: f.Scope, Allow: orEmpty(f.Allow), Deny: orEmpty(f.Deny), MaxRows: int32(limit),
+		TenantID: tenant, Tsquery: q.TSQuery, Lexemes: q.Lexemes, Idf: q.IDF, AvgLen: q.AvgLen, Scope: f.Scope, Allow: orEmpty(f.Allow), Deny: orEmpty(f.Deny), MaxRows: int32(limit),
 	})
 	if err != nil {
 		return nil, err
@@ -279,6 +267,11 @@ LIMIT $6`
 		out[i] = h.id
 	}
 	return out, nil
+}
+
+// Embeddings returns the stored vectors of entries under one model.
+func (r *Repository) Embeddings(ctx context.Context, tenant, model string, ids []string) ([][]float32, error) {
+	return r.q.EntryEmbeddings(ctx, r.conn(ctx), dbsqlc.EntryEmbeddingsParams{TenantID: tenant, Ids: ids, Model: &model})
 }
 
 // Entries loads entries by id.

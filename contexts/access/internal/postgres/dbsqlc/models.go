@@ -193,6 +193,7 @@ type PlatformJournalHead struct {
 type RetrievalCorpu struct {
 	TenantID string
 	Docs     int64
+	Lexemes  int64
 }
 
 type RetrievalEntry struct {

@@ -13,17 +13,21 @@ import (
 )
 
 const corpusAdd = `-- name: CorpusAdd :exec
-INSERT INTO retrieval.corpus (tenant_id, docs) VALUES ($1, greatest($2::bigint, 0))
-ON CONFLICT (tenant_id) DO UPDATE SET docs = greatest(retrieval.corpus.docs + $2::bigint, 0)
+INSERT INTO retrieval.corpus (tenant_id, docs, lexemes)
+VALUES ($1, greatest($2::bigint, 0), greatest($3::bigint, 0))
+ON CONFLICT (tenant_id) DO UPDATE SET
+    docs = greatest(retrieval.corpus.docs + $2::bigint, 0),
+    lexemes = greatest(retrieval.corpus.lexemes + $3::bigint, 0)
 `
 
 type CorpusAddParams struct {
-	TenantID string
-	Delta    int64
+	TenantID     string
+	Delta        int64
+	LexemesDelta int64
 }
 
 func (q *Queries) CorpusAdd(ctx context.Context, db DBTX, arg CorpusAddParams) error {
-	_, err := db.Exec(ctx, corpusAdd, arg.TenantID, arg.Delta)
+	_, err := db.Exec(ctx, corpusAdd, arg.TenantID, arg.Delta, arg.LexemesDelta)
 	return err
 }
 
@@ -102,7 +106,7 @@ func (q *Queries) EntriesByIDs(ctx context.Context, db DBTX, arg EntriesByIDsPar
 
 const entryDelete = `-- name: EntryDelete :one
 DELETE FROM retrieval.entries WHERE tenant_id = $1 AND artifact_id = $2
-RETURNING workarea_id, workarea_id_path::text AS workarea_id_path
+RETURNING workarea_id, workarea_id_path::text AS workarea_id_path, length(tsv)::bigint AS lexemes
 `
 
 type EntryDeleteParams struct {
@@ -113,16 +117,51 @@ type EntryDeleteParams struct {
 type EntryDeleteRow struct {
 	WorkareaID     string
 	WorkareaIDPath string
+	Lexemes        int64
 }
 
 func (q *Queries) EntryDelete(ctx context.Context, db DBTX, arg EntryDeleteParams) (EntryDeleteRow, error) {
 	row := db.QueryRow(ctx, entryDelete, arg.TenantID, arg.ArtifactID)
 	var i EntryDeleteRow
-	err := row.Scan(&i.WorkareaID, &i.WorkareaIDPath)
+	err := row.Scan(&i.WorkareaID, &i.WorkareaIDPath, &i.Lexemes)
 	return i, err
 }
 
-const entryInsert = `-- name: EntryInsert :exec
+const entryEmbeddings = `-- name: EntryEmbeddings :many
+SELECT CAST(embedding::vector AS real[]) AS embedding
+FROM retrieval.entries
+WHERE tenant_id = $1 AND artifact_id = ANY($2::text[])
+  AND embedding_model = $3 AND embedding IS NOT NULL
+`
+
+type EntryEmbeddingsParams struct {
+	TenantID string
+	Ids      []string
+	Model    *string
+}
+
+// Stored embeddings of entries under one model, for query feedback.
+func (q *Queries) EntryEmbeddings(ctx context.Context, db DBTX, arg EntryEmbeddingsParams) ([][]float32, error) {
+	rows, err := db.Query(ctx, entryEmbeddings, arg.TenantID, arg.Ids, arg.Model)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items [][]float32
+	for rows.Next() {
+		var embedding []float32
+		if err := rows.Scan(&embedding); err != nil {
+			return nil, err
+		}
+		items = append(items, embedding)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const entryInsert = `-- name: EntryInsert :one
 INSERT INTO retrieval.entries (
     tenant_id, artifact_id, workarea_id, workarea_id_path, kind, claim_key, version, text, tsv,
     embedding, embedding_model, promoted_at, simulation_id, attachments
@@ -131,6 +170,7 @@ INSERT INTO retrieval.entries (
     to_tsvector(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english'::regconfig), $8),
     $9, $10, $11, $12, $13
 )
+RETURNING length(tsv)::bigint AS lexemes
 `
 
 type EntryInsertParams struct {
@@ -149,9 +189,10 @@ type EntryInsertParams struct {
 	Attachments    []byte
 }
 
-// The full-text vector uses the tenant's configured language.
-func (q *Queries) EntryInsert(ctx context.Context, db DBTX, arg EntryInsertParams) error {
-	_, err := db.Exec(ctx, entryInsert,
+// The full-text vector uses the tenant's configured language; the entry's
+// length (distinct lexemes) goes to the corpus statistics.
+func (q *Queries) EntryInsert(ctx context.Context, db DBTX, arg EntryInsertParams) (int64, error) {
+	row := db.QueryRow(ctx, entryInsert,
 		arg.TenantID,
 		arg.ArtifactID,
 		arg.WorkareaID,
@@ -166,23 +207,35 @@ func (q *Queries) EntryInsert(ctx context.Context, db DBTX, arg EntryInsertParam
 		arg.SimulationID,
 		arg.Attachments,
 	)
-	return err
+	var lexemes int64
+	err := row.Scan(&lexemes)
+	return lexemes, err
 }
 
 const fullTextLeg = `-- name: FullTextLeg :many
-SELECT artifact_id, ts_rank(tsv, q, 1)::real AS rank
-FROM retrieval.entries, to_tsquery('simple', $1) AS q
-WHERE tenant_id = $2 AND kind <> 'steering' AND simulation_id IS NULL
-  AND tsv @@ q
-  AND workarea_id_path <@ CAST($3::text AS ltree)
-  AND CAST($4::text[] AS ltree[]) @> workarea_id_path
-  AND NOT (CAST($5::text[] AS ltree[]) @> workarea_id_path)
-ORDER BY rank DESC, artifact_id
-LIMIT $6
+SELECT e.artifact_id, s.score::real AS score
+FROM retrieval.entries e, to_tsquery('simple', $1) AS q,
+LATERAL (
+    SELECT sum(($2::float8[])[w.i] * coalesce(cardinality(u.positions), 1) * 2.2
+               / (coalesce(cardinality(u.positions), 1)
+                  + 1.2 * (0.25 + 0.75 * length(e.tsv) / greatest($3::float8, 1))))::float8 AS score
+    FROM unnest(e.tsv) AS u
+    JOIN unnest($4::text[]) WITH ORDINALITY AS w(lexeme, i) ON w.lexeme = u.lexeme
+) AS s
+WHERE e.tenant_id = $5 AND e.kind <> 'steering' AND e.simulation_id IS NULL
+  AND e.tsv @@ q
+  AND e.workarea_id_path <@ CAST($6::text AS ltree)
+  AND CAST($7::text[] AS ltree[]) @> e.workarea_id_path
+  AND NOT (CAST($8::text[] AS ltree[]) @> e.workarea_id_path)
+ORDER BY s.score DESC, e.artifact_id
+LIMIT $9
 `
 
 type FullTextLegParams struct {
 	Tsquery  string
+	Idf      []float64
+	AvgLen   float64
+	Lexemes  []string
 	TenantID string
 	Scope    string
 	Allow    []string
@@ -192,14 +245,20 @@ type FullTextLegParams struct {
 
 type FullTextLegRow struct {
 	ArtifactID string
-	Rank       float32
+	Score      float32
 }
 
-// The full-text leg: an OR of the query's (pruned) lexemes, ranked by
-// ts_rank, inside the subtree and the caller's read access.
+// The full-text leg: entries holding any of the query's (pruned) lexemes,
+// inside the subtree and the caller's read access, ranked by BM25
+// (k1 = 1.2, b = 0.75): Σ idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen))
+// over the query lexemes an entry holds, tf being the lexeme's number of
+// positions and len the entry's number of distinct lexemes.
 func (q *Queries) FullTextLeg(ctx context.Context, db DBTX, arg FullTextLegParams) ([]FullTextLegRow, error) {
 	rows, err := db.Query(ctx, fullTextLeg,
 		arg.Tsquery,
+		arg.Idf,
+		arg.AvgLen,
+		arg.Lexemes,
 		arg.TenantID,
 		arg.Scope,
 		arg.Allow,
@@ -213,7 +272,7 @@ func (q *Queries) FullTextLeg(ctx context.Context, db DBTX, arg FullTextLegParam
 	var items []FullTextLegRow
 	for rows.Next() {
 		var i FullTextLegRow
-		if err := rows.Scan(&i.ArtifactID, &i.Rank); err != nil {
+		if err := rows.Scan(&i.ArtifactID, &i.Score); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -226,7 +285,8 @@ func (q *Queries) FullTextLeg(ctx context.Context, db DBTX, arg FullTextLegParam
 
 const queryTerms = `-- name: QueryTerms :many
 SELECT t.term::text AS term, coalesce(d.df, 0)::bigint AS df,
-       coalesce((SELECT c.docs FROM retrieval.corpus c WHERE c.tenant_id = $1), 0)::bigint AS docs
+       coalesce((SELECT c.docs FROM retrieval.corpus c WHERE c.tenant_id = $1), 0)::bigint AS docs,
+       coalesce((SELECT c.lexemes FROM retrieval.corpus c WHERE c.tenant_id = $1), 0)::bigint AS lexemes
 FROM unnest(tsvector_to_array(to_tsvector(
          coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english'::regconfig),
          $2::text))) AS t(term)
@@ -239,13 +299,14 @@ type QueryTermsParams struct {
 }
 
 type QueryTermsRow struct {
-	Term string
-	Df   int64
-	Docs int64
+	Term    string
+	Df      int64
+	Docs    int64
+	Lexemes int64
 }
 
 // The query's lexemes in the tenant's language with their document
-// frequencies, and the corpus size.
+// frequencies, and the corpus size and total length.
 func (q *Queries) QueryTerms(ctx context.Context, db DBTX, arg QueryTermsParams) ([]QueryTermsRow, error) {
 	rows, err := db.Query(ctx, queryTerms, arg.TenantID, arg.Query)
 	if err != nil {
@@ -255,7 +316,12 @@ func (q *Queries) QueryTerms(ctx context.Context, db DBTX, arg QueryTermsParams)
 	var items []QueryTermsRow
 	for rows.Next() {
 		var i QueryTermsRow
-		if err := rows.Scan(&i.Term, &i.Df, &i.Docs); err != nil {
+		if err := rows.Scan(
+			&i.Term,
+			&i.Df,
+			&i.Docs,
+			&i.Lexemes,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

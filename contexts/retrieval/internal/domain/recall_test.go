@@ -1,0 +1,115 @@
+package domain
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestFuseWeightsAndTies(t *testing.T) {
+	f := Fusion{K: 60, FullText: 1, Vector: 1}
+	got := f.Fuse([]string{"a", "b", "c"}, []string{"b", "d"}, 10)
+	ids := make([]string, len(got))
+	for i, r := range got {
+		ids[i] = r.ID
+	}
+	if want := []string{"b", "a", "d", "c"}; !slices.Equal(ids, want) {
+		t.Fatalf("order %v, want %v", ids, want)
+	}
+	if got[0].Score > 1 || got[len(got)-1].Score <= 0 {
+		t.Fatalf("scores outside (0, 1]: %v", got)
+	}
+	// A zero weight drops the leg entirely, not just its score.
+	only := Fusion{K: 60, FullText: 0, Vector: 1}.Fuse([]string{"a"}, []string{"d"}, 10)
+	if len(only) != 1 || only[0].ID != "d" || only[0].Score != 1 {
+		t.Fatalf("vector-only fusion = %v", only)
+	}
+	if n := len(f.Fuse([]string{"a", "b", "c"}, nil, 2)); n != 2 {
+		t.Fatalf("k=2 returned %d", n)
+	}
+}
+
+func TestNewFullTextQueryPrunesAndWeighs(t *testing.T) {
+	c := Corpus{Docs: 1000, Lexemes: 50000}
+	q, ok := NewFullTextQuery([]TermStat{{"flow", 600}, {"wing", 40}, {"o'neil", 0}}, c)
+	if !ok {
+		t.Fatal("nothing left")
+	}
+	if !slices.Equal(q.Lexemes, []string{"wing", "o'neil"}) {
+		t.Fatalf("lexemes %v: the common one should go", q.Lexemes)
+	}
+	if q.TSQuery != `'wing' | 'o''neil'` {
+		t.Fatalf("tsquery %q", q.TSQuery)
+	}
+	if q.AvgLen != 50 || !(q.IDF[1] > q.IDF[0]) {
+		t.Fatalf("avg len %v, idf %v: rarer lexemes weigh more", q.AvgLen, q.IDF)
+	}
+	// All common: the rarest two stay rather than nothing.
+	q, ok = NewFullTextQuery([]TermStat{{"a", 900}, {"b", 500}, {"c", 700}}, c)
+	if !ok || !slices.Equal(q.Lexemes, []string{"b", "c"}) {
+		t.Fatalf("all-common query kept %v", q.Lexemes)
+	}
+	if _, ok := NewFullTextQuery(nil, c); ok {
+		t.Fatal("a query without lexemes searched")
+	}
+	if (Corpus{}).AvgLen() != 1 {
+		t.Fatal("empty corpus average length")
+	}
+}
+
+func TestFeedbackExpand(t *testing.T) {
+	fb := Feedback{Docs: 2, Weight: 2}
+	got := fb.Expand([]float32{3, 4, 0}, [][]float32{{0, 0, 5}, {0, 0, 1}, {1, 2}})
+	want := []float32{0.6, 0.8, 2} // unit query + 2 × mean of unit docs; the short vector is ignored
+	for i := range want {
+		if math.Abs(float64(got[i]-want[i])) > 1e-6 {
+			t.Fatalf("expand = %v, want %v", got, want)
+		}
+	}
+	q := []float32{1, 0}
+	if got := fb.Expand(q, nil); !slices.Equal(got, q) {
+		t.Fatalf("no feedback changed the query: %v", got)
+	}
+	if got := fb.Expand([]float32{0, 0}, [][]float32{{1, 0}}); !slices.Equal(got, []float32{0, 0}) {
+		t.Fatalf("zero query expanded: %v", got)
+	}
+}
+
+func TestPlanFromCounts(t *testing.T) {
+	for _, c := range []struct {
+		reach, total int64
+		want         Search
+	}{
+		{10, 100_000, Exact},
+		{ExactThreshold, 100_000, Exact},
+		{10_000, 1_000_000, Exact}, // 1 %: filtered HNSW loses recall there
+		{50_000, 100_000, HNSW},
+		{100_000, 100_000, HNSW},
+	} {
+		if got := Plan(c.reach, c.total); got != c.want {
+			t.Errorf("Plan(%d, %d) = %v, want %v", c.reach, c.total, got, c.want)
+		}
+	}
+}
+
+func TestNarrowAndWithin(t *testing.T) {
+	got := Narrow("u.a", []string{"u", "u.a.b", "u.ab", "v"})
+	if !slices.Equal(got, []string{"u.a", "u.a.b"}) {
+		t.Fatalf("Narrow = %v", got)
+	}
+	if !Within("u.a.b", []string{"u.a"}, nil) || Within("u.ab", []string{"u.a"}, nil) || Within("u.a.b", []string{"u"}, []string{"u.a"}) {
+		t.Fatal("Within treats label prefixes or denies wrongly")
+	}
+}
+
+func TestQueryValidate(t *testing.T) {
+	q := Query{Text: "  wing  ", Scope: "u"}
+	if err := q.Validate(); err != nil || q.K != DefaultK || q.Text != "wing" {
+		t.Fatalf("validate: %v %+v", err, q)
+	}
+	for _, bad := range []Query{{Text: "", Scope: "u"}, {Text: "x", Scope: ""}, {Text: "x", Scope: "u", K: MaxK + 1}, {Text: "\xff", Scope: "u"}} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%+v validated", bad)
+		}
+	}
+}

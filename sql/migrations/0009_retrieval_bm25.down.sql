@@ -1,0 +1,1 @@
+ALTER TABLE retrieval.corpus DROP COLUMN lexemes;
