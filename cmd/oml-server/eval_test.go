@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"bufio"
 	"context"
 	"encoding/json"
@@ -17,8 +18,9 @@ import (
 	"github.com/omlhub/oml/platform/auth"
 )
 
-// cranfieldDir is where the Cranfield collection lives beside the project.
-var cranfieldDir = filepath.Join("..", "..", "..", "shared", "data", "cranfield")
+// cranfieldDir is where the Cranfield collection lives: CRANFIELD_DIR, or
+// beside the project.
+var cranfieldDir = cmp.Or(os.Getenv("CRANFIELD_DIR"), filepath.Join("..", "..", "..", "shared", "data", "cranfield"))
 
 type cranDoc struct {
 	id   int
