@@ -23,6 +23,23 @@ type recallOut struct {
 	} `json:"hits"`
 }
 
+// promote remembers a claim as the team's writer and has its reviewer
+// approve it; it returns the artifact id.
+func (s *server) promote(t *testing.T, tm team, workarea, key, kind, text string) string {
+	t.Helper()
+	body := map[string]any{"workarea": workarea, "claim_key": key, "text": text}
+	if kind != "" {
+		body["kind"] = kind
+	}
+	got := decode[remembered](t, s.do(t, "POST", "/v1/memories", tm.writer.Token, body), 201)
+	srv, ok := s.serve(t, tm.reviewer.Token)
+	if !ok || srv.Item.ArtifactID != got.ArtifactID {
+		t.Fatalf("serve %s: %v %+v", key, ok, srv)
+	}
+	decode[map[string]any](t, s.verdict(t, tm.reviewer.Token, srv.ServeID, "approve"), 200)
+	return got.ArtifactID
+}
+
 func (r recallOut) hitIDs() []string {
 	var out []string
 	for _, h := range r.Hits {
@@ -40,20 +57,7 @@ func TestRecallScopedSteeringFirst(t *testing.T) {
 	secret := s.createWorkarea(t, tm.crew.ID, "secret")
 	s.grant(t, tm.reader.KeyID, secret.ID, "reader", "deny")
 
-	promote := func(workarea, key, kind, text string) string {
-		t.Helper()
-		body := map[string]any{"workarea": workarea, "claim_key": key, "text": text}
-		if kind != "" {
-			body["kind"] = kind
-		}
-		got := decode[remembered](t, s.do(t, "POST", "/v1/memories", tm.writer.Token, body), 201)
-		srv, ok := s.serve(t, tm.reviewer.Token)
-		if !ok || srv.Item.ArtifactID != got.ArtifactID {
-			t.Fatalf("serve %s: %v %+v", key, ok, srv)
-		}
-		decode[map[string]any](t, s.verdict(t, tm.reviewer.Token, srv.ServeID, "approve"), 200)
-		return got.ArtifactID
-	}
+	promote := func(workarea, key, kind, text string) string { return s.promote(t, tm, workarea, key, kind, text) }
 	steer := promote("universe.procurement", "policy", "steering", "Prefer quotes with an explicit validity date; treat undated quotes as expired.")
 	quote := promote(tm.crew.ID, "quote-am", "", "Supplier Accra Metals quoted 412 USD/t aluminium for Q1-2027 delivery, valid until 2026-11-15.")
 	upstream := promote("universe.procurement", "market", "", "Aluminium spot prices rose in November; Accra Metals remains the cheapest supplier.")

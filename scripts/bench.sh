@@ -34,3 +34,9 @@ GOGC=400 go test -run '^$' -bench TransportOverhead -benchtime 20000x -count "$C
 	awk '/^Benchmark/ { n = $1; sub(/-[0-9]+$/, "", n); sub(/.*route=/, "", n); ns[n] = ns[n] " " $3; bo[n] = $5; al[n] = $7; if (!(n in s)) { s[n] = 1; o[++k] = n } }
 	function med(x,  a, m, i, j, t) { m = split(x, a, " "); for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }; return a[int((m + 1) / 2)] }
 	END { for (i = 1; i <= k; i++) printf "| %s | %d | %d | %d |\n", o[i], med(ns[o[i]]), bo[o[i]], al[o[i]] }'
+
+echo
+echo "## Recall latency and vector-leg recall by corpus size, scope width and concurrency"
+echo
+echo "\`RECALL_SIZES=${RECALL_SIZES:-10000,100000} go test -run '^\$' -bench Recall -benchtime 1x -timeout 2h ./contexts/retrieval\`"
+RECALL_SIZES=${RECALL_SIZES:-10000,100000} go test -run '^$' -bench Recall -benchtime 1x -timeout 2h ./contexts/retrieval | tee var/bench/recall.txt | awk '/^[|]/ { print; t = 1; next } t && /^$/ { print; t = 0 }'

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/omlhub/oml/contexts/access"
+	"github.com/omlhub/oml/contexts/retrieval"
 	"github.com/omlhub/oml/platform/config"
 	"github.com/omlhub/oml/platform/crypto"
 	"github.com/omlhub/oml/platform/idempotency"
@@ -127,4 +128,44 @@ func bootstrap(ctx context.Context, args []string, getenv func(string) string, s
 		RootWorkareaID string `json:"root_workarea_id"`
 		AdminKey       string `json:"admin_key"`
 	}{res.TenantID, res.RootWorkareaID, res.AdminKey})
+}
+
+// reindex brings the serving tier in line with the configured embedder and
+// the tenants' full-text languages while the servers keep serving.
+func reindex(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("reindex", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tenant := fs.String("tenant", "", "reindex only this tenant id (default: every tenant)")
+	language := fs.String("fts-language", "", "first set the full-text language (a text search configuration, e.g. english, simple)")
+	batch := fs.Int("batch", 128, "entries per embedding call and transaction")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *language != "" && *tenant == "" {
+		return errors.New("reindex: --fts-language needs --tenant (the language is a tenant setting)")
+	}
+	cfg, db, runner, err := database(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if v, err := runner.Current(ctx); err != nil {
+		return err
+	} else if v != runner.Latest() {
+		return fmt.Errorf("reindex: database schema is at version %d of %d; run `oml-server migrate` first", v, runner.Latest())
+	}
+	ret, err := retrieval.New(retrieval.Deps{DB: db, Embedder: embedderConfig(cfg)})
+	if err != nil {
+		return err
+	}
+	rep, err := ret.Reindex(ctx, retrieval.ReindexOptions{
+		Tenant: *tenant, Language: *language, Batch: *batch,
+		Progress: func(t retrieval.TenantReindex) {
+			fmt.Fprintf(stderr, "reindex: tenant %s: %d entries, %d re-embedded, %d re-parsed\n", t.Tenant, t.Entries, t.Embedded, t.Reparsed)
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("reindex: %w", err)
+	}
+	return json.NewEncoder(stdout).Encode(rep)
 }

@@ -1,4 +1,5 @@
-// Command oml-server is the OML server: serve, migrate, keygen, bootstrap.
+// Command oml-server is the OML server: serve, migrate, keygen, bootstrap,
+// reindex.
 package main
 
 import (
@@ -31,6 +32,9 @@ commands:
   migrate [up|down N|status] apply, revert or show database migrations
   keygen --dir DIR          write a signing key and a master key; print their env lines
   bootstrap --tenant NAME   create a tenant, its universe and an admin key; print JSON
+  reindex [--tenant ID] [--fts-language CONFIG] [--batch N]
+                            re-embed entries with the configured embedder and re-parse
+                            full text in the tenant's language, while serving; print JSON
 `
 
 // run is the only wiring point: everything it needs comes in as arguments.
@@ -49,6 +53,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return keygen(rest, stdout, stderr)
 	case "bootstrap":
 		return bootstrap(ctx, rest, getenv, stdout, stderr)
+	case "reindex":
+		return reindex(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

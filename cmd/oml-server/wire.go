@@ -56,9 +56,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys) (*app, err
 		GuideURL: cfg.PublicURL + transport.GuidePath,
 	})
 	lin := lineage.New(lineage.Deps{DB: db, Journal: j, Access: lineageAccess{acc}, Claims: claims})
-	ret, err := retrieval.New(retrieval.Deps{DB: db, Access: retrievalAccess{acc}, Embedder: retrieval.EmbedderConfig{
-		URL: cfg.EmbeddingsURL, Model: cfg.EmbeddingsModel, Dim: cfg.EmbeddingsDim, APIKey: cfg.EmbeddingsAPIKey,
-	}})
+	ret, err := retrieval.New(retrieval.Deps{DB: db, Access: retrievalAccess{acc}, Embedder: embedderConfig(cfg)})
 	if err != nil {
 		return nil, err
 	}
@@ -296,6 +294,11 @@ func newLogger(cfg config.Config, w interface{ Write([]byte) (int, error) }) *sl
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// embedderConfig selects the embedder from the configuration.
+func embedderConfig(cfg config.Config) retrieval.EmbedderConfig {
+	return retrieval.EmbedderConfig{URL: cfg.EmbeddingsURL, Model: cfg.EmbeddingsModel, Dim: cfg.EmbeddingsDim, APIKey: cfg.EmbeddingsAPIKey}
 }
 
 func openDB(ctx context.Context, cfg config.Config) (*pg.DB, error) {

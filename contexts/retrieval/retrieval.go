@@ -35,6 +35,12 @@ type (
 	Attachment = app.Attachment
 	// Prepared is an embedding computed ahead of its transaction.
 	Prepared = app.Prepared
+	// ReindexOptions select what a reindex covers.
+	ReindexOptions = app.ReindexOptions
+	// ReindexReport is what a reindex did.
+	ReindexReport = app.ReindexReport
+	// TenantReindex is one tenant's part of a reindex.
+	TenantReindex = app.TenantReindex
 )
 
 // EmbedderConfig selects the embedder: the built-in one unless URL is set,
@@ -124,6 +130,13 @@ func (a adapter) EmbedQuery(ctx context.Context, text string, weights map[string
 		return nil, err
 	}
 	return v[0], nil
+}
+
+// Reindex re-embeds entries whose model is not the configured one and
+// re-parses tsvectors not in their tenant's language, while recall keeps
+// serving (oml-server reindex).
+func (m *Module) Reindex(ctx context.Context, o ReindexOptions) (ReindexReport, error) {
+	return m.svc.Reindex(ctx, o)
 }
 
 // Recall runs one recall for the caller in ctx, as oml_recall does.

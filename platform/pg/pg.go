@@ -157,3 +157,9 @@ func IsUniqueViolation(err error, constraint string) bool {
 
 // IsNoRows reports whether err is pgx's no-rows error.
 func IsNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+
+// IsCode reports whether err is a Postgres error with the SQLSTATE code.
+func IsCode(err error, code string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == code
+}

@@ -87,29 +87,6 @@ WHERE tenant_id = @tenant_id AND kind = 'steering' AND simulation_id IS NULL
 ORDER BY nlevel(workarea_id_path), promoted_at
 LIMIT @max_rows;
 
--- name: FullTextLeg :many
--- The full-text leg: entries holding any of the query's (pruned) lexemes,
--- inside the subtree and the caller's read access, ranked by BM25
--- (k1 = 1.2, b = 0.75): Σ idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen))
--- over the query lexemes an entry holds, tf being the lexeme's number of
--- positions and len the entry's number of distinct lexemes.
-SELECT e.artifact_id, s.score::real AS score
-FROM retrieval.entries e, to_tsquery('simple', @tsquery) AS q,
-LATERAL (
-    SELECT sum((sqlc.arg(idf)::float8[])[w.i] * coalesce(cardinality(u.positions), 1) * 2.2
-               / (coalesce(cardinality(u.positions), 1)
-                  + 1.2 * (0.25 + 0.75 * length(e.tsv) / greatest(sqlc.arg(avg_len)::float8, 1))))::float8 AS score
-    FROM unnest(e.tsv) AS u
-    JOIN unnest(sqlc.arg(lexemes)::text[]) WITH ORDINALITY AS w(lexeme, i) ON w.lexeme = u.lexeme
-) AS s
-WHERE e.tenant_id = @tenant_id AND e.kind <> 'steering' AND e.simulation_id IS NULL
-  AND e.tsv @@ q
-  AND e.workarea_id_path <@ CAST(sqlc.arg(scope)::text AS ltree)
-  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> e.workarea_id_path
-  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> e.workarea_id_path)
-ORDER BY s.score DESC, e.artifact_id
-LIMIT @max_rows;
-
 -- name: EntryEmbeddings :many
 -- Stored embeddings of entries under one model, for query feedback.
 SELECT CAST(embedding::vector AS real[]) AS embedding
@@ -124,3 +101,43 @@ FROM retrieval.entries WHERE tenant_id = $1 AND artifact_id = ANY(@ids::text[]);
 -- name: ReadLogInsert :exec
 INSERT INTO retrieval.read_log (tenant_id, key_id, workarea_id, query_sha256, returned, at)
 VALUES ($1, $2, $3, $4, $5, $6);
+
+-- name: CorpusTenants :many
+-- Tenants with a serving tier, for reindexing them all.
+SELECT tenant_id FROM retrieval.corpus ORDER BY tenant_id;
+
+-- name: TenantLanguageSet :exec
+-- Sets the tenant's full-text language; an unknown text search
+-- configuration fails the cast.
+INSERT INTO retrieval.tenant_settings (tenant_id, fts_language)
+VALUES (@tenant_id, CAST(sqlc.arg(language)::text AS regconfig))
+ON CONFLICT (tenant_id) DO UPDATE SET fts_language = EXCLUDED.fts_language;
+
+-- name: TenantLanguage :one
+SELECT coalesce((SELECT s.fts_language::text FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english')::text;
+
+-- name: EntriesAfter :many
+-- One page of a tenant's entries in id order, for reindexing.
+SELECT artifact_id, text, coalesce(embedding_model, '')::text AS embedding_model,
+       tsv = to_tsvector(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig), text) AS tsv_current
+FROM retrieval.entries
+WHERE tenant_id = @tenant_id AND artifact_id > @after
+ORDER BY artifact_id
+LIMIT @max_rows;
+
+-- name: EntrySetEmbedding :exec
+UPDATE retrieval.entries SET embedding = @embedding, embedding_model = @embedding_model
+WHERE tenant_id = @tenant_id AND artifact_id = @artifact_id;
+
+-- name: EntryRebuildTSV :one
+-- Re-parses an entry in the tenant's language; returns how its length
+-- changed. The old tsvector's frequencies are removed before (TermDFRemove)
+-- and the new one's added after (TermDFAdd).
+WITH old AS (
+    SELECT length(tsv)::bigint AS lexemes FROM retrieval.entries
+    WHERE tenant_id = @tenant_id AND artifact_id = @artifact_id
+)
+UPDATE retrieval.entries e
+SET tsv = to_tsvector(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig), e.text)
+WHERE e.tenant_id = @tenant_id AND e.artifact_id = @artifact_id
+RETURNING (length(e.tsv) - (SELECT lexemes FROM old))::bigint AS lexemes_delta;

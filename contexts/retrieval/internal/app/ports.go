@@ -110,6 +110,25 @@ type Repository interface {
 	Embeddings(ctx context.Context, tenant, model string, ids []string) ([][]float32, error)
 	Entries(ctx context.Context, tenant string, ids []string) ([]Entry, error)
 	LogRead(ctx context.Context, r ReadLog) error
+
+	// Reindexing.
+	Tenants(ctx context.Context) ([]string, error)
+	SetLanguage(ctx context.Context, tenant, language string) error
+	Language(ctx context.Context, tenant string) (string, error)
+	Page(ctx context.Context, tenant, after string, limit int) ([]Stored, error)
+	SetEmbedding(ctx context.Context, tenant, artifact string, vec []float32, model string) error
+	RebuildFullText(ctx context.Context, tenant, artifact string) error
+	EnsureVectorIndex(ctx context.Context, model string, dim int) (bool, error)
+}
+
+// Stored is an entry as reindexing sees it: its text, the model of its
+// embedding ("" for none) and whether its tsvector matches the tenant's
+// language.
+type Stored struct {
+	ArtifactID string
+	Text       string
+	Model      string
+	TSVCurrent bool
 }
 
 // Transactor runs fn in a unit of work; InSnapshot in a read-only one.

@@ -163,8 +163,14 @@ func (s *Service) recall(ctx context.Context, tenant string, q domain.Query, ste
 	if err != nil {
 		return res, fmt.Errorf("query terms: %w", err)
 	}
+	// Both legs search the rows the filter reaches; the maintained
+	// per-workarea counts say how many, whatever the planner believes.
+	reach, err := s.Repo.Reachable(ctx, tenant, hitFilter)
+	if err != nil {
+		return res, fmt.Errorf("count reachable rows: %w", err)
+	}
 	var ftIDs []string
-	if ftq, ok := domain.NewFullTextQuery(terms, corpus); ok && (s.Fusion.FullText > 0 || s.Feedback.Docs > 0) {
+	if ftq, ok := domain.NewFullTextQuery(terms, corpus, reach); ok && (s.Fusion.FullText > 0 || s.Feedback.Docs > 0) {
 		if ftIDs, err = s.Repo.FullText(ctx, tenant, ftq, hitFilter, domain.LegDepth); err != nil {
 			return res, fmt.Errorf("full-text leg: %w", err)
 		}
@@ -185,10 +191,6 @@ func (s *Service) recall(ctx context.Context, tenant string, q domain.Query, ste
 				return res, fmt.Errorf("feedback vectors: %w", err)
 			}
 			vec = s.Feedback.Expand(vec, docs)
-		}
-		reach, err := s.Repo.Reachable(ctx, tenant, hitFilter)
-		if err != nil {
-			return res, fmt.Errorf("count reachable rows: %w", err)
 		}
 		res.Plan = domain.Plan(reach, max(corpus.Docs, reach))
 		if vecIDs, err = s.Repo.Vector(ctx, tenant, s.Embedder.Model(), s.Embedder.Dim(), vec, hitFilter, domain.LegDepth, res.Plan); err != nil {

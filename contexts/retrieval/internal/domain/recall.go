@@ -127,6 +127,13 @@ const (
 	HNSW
 )
 
+func (s Search) String() string {
+	if s == Exact {
+		return "exact"
+	}
+	return "hnsw"
+}
+
 // ExactThreshold is the most rows an exact scan handles within the
 // latency budget (measured: docs/BENCHMARKS.md).
 const ExactThreshold = 4000
@@ -195,8 +202,9 @@ func Prune(terms []TermStat, n int64) []TermStat {
 	return sorted[:min(2, len(sorted))]
 }
 
-// FullTextQuery is the full-text leg's input: an OR of lexemes (the
-// tsquery that finds candidates) and each lexeme's BM25 weight.
+// FullTextQuery is the full-text leg's input: the tsquery that finds
+// candidates (an OR of the query's rarer lexemes) and the lexemes that
+// score them, each with its BM25 weight.
 type FullTextQuery struct {
 	TSQuery string
 	Lexemes []string
@@ -204,19 +212,41 @@ type FullTextQuery struct {
 	AvgLen  float64
 }
 
+// RankBudget is about how many rows the full-text leg may visit: ranking
+// costs a few microseconds per row, so a query whose lexemes are all in
+// thousands of rows would blow the latency budget. Cranfield's quality is
+// unchanged down to 500 and falls below 200 (docs/BENCHMARKS.md).
+const RankBudget = 500
+
 // NewFullTextQuery prunes the query's lexemes and weighs the rest; ok is
-// false when nothing is left to search for.
-func NewFullTextQuery(terms []TermStat, c Corpus) (q FullTextQuery, ok bool) {
+// false when nothing is left to search for. Every kept lexeme scores; the
+// candidates, the rows the leg visits, are bounded by RankBudget. When the
+// filter reaches at most that many rows, Postgres can walk them by path
+// and every kept lexeme is a candidate. Otherwise candidates are the rows
+// holding one of the rarest lexemes, added in order of document frequency
+// while their frequencies sum to at most RankBudget (and at least the
+// rarest): those rows are what the GIN index hands over before the path
+// filter. Rows holding only commoner lexemes would rank low anyway; the
+// vector leg still sees them.
+func NewFullTextQuery(terms []TermStat, c Corpus, reach int64) (q FullTextQuery, ok bool) {
 	kept := Prune(terms, c.Docs)
 	if len(kept) == 0 {
 		return FullTextQuery{}, false
 	}
+	kept = slices.Clone(kept)
+	slices.SortStableFunc(kept, func(a, b TermStat) int { return cmp.Compare(a.DF, b.DF) })
 	q.AvgLen = c.AvgLen()
+	var candidates []string
+	var visited int64
 	for _, t := range kept {
 		q.Lexemes = append(q.Lexemes, t.Term)
 		q.IDF = append(q.IDF, IDF(t.DF, c.Docs))
+		visited += t.DF
+		if reach <= RankBudget || len(candidates) == 0 || visited <= RankBudget {
+			candidates = append(candidates, t.Term)
+		}
 	}
-	q.TSQuery = TSQuery(q.Lexemes)
+	q.TSQuery = TSQuery(candidates)
 	return q, true
 }
 

@@ -31,29 +31,52 @@ func TestFuseWeightsAndTies(t *testing.T) {
 
 func TestNewFullTextQueryPrunesAndWeighs(t *testing.T) {
 	c := Corpus{Docs: 1000, Lexemes: 50000}
-	q, ok := NewFullTextQuery([]TermStat{{"flow", 600}, {"wing", 40}, {"o'neil", 0}}, c)
+	q, ok := NewFullTextQuery([]TermStat{{"flow", 600}, {"wing", 40}, {"o'neil", 0}}, c, 1000)
 	if !ok {
 		t.Fatal("nothing left")
 	}
-	if !slices.Equal(q.Lexemes, []string{"wing", "o'neil"}) {
-		t.Fatalf("lexemes %v: the common one should go", q.Lexemes)
+	if !slices.Equal(q.Lexemes, []string{"o'neil", "wing"}) {
+		t.Fatalf("lexemes %v: the common one should go, the rest rarest first", q.Lexemes)
 	}
-	if q.TSQuery != `'wing' | 'o''neil'` {
+	if q.TSQuery != `'o''neil' | 'wing'` {
 		t.Fatalf("tsquery %q", q.TSQuery)
 	}
-	if q.AvgLen != 50 || !(q.IDF[1] > q.IDF[0]) {
+	if q.AvgLen != 50 || !(q.IDF[0] > q.IDF[1]) {
 		t.Fatalf("avg len %v, idf %v: rarer lexemes weigh more", q.AvgLen, q.IDF)
 	}
 	// All common: the rarest two stay rather than nothing.
-	q, ok = NewFullTextQuery([]TermStat{{"a", 900}, {"b", 500}, {"c", 700}}, c)
+	q, ok = NewFullTextQuery([]TermStat{{"a", 900}, {"b", 500}, {"c", 700}}, c, 1000)
 	if !ok || !slices.Equal(q.Lexemes, []string{"b", "c"}) {
 		t.Fatalf("all-common query kept %v", q.Lexemes)
 	}
-	if _, ok := NewFullTextQuery(nil, c); ok {
+	if _, ok := NewFullTextQuery(nil, c, 1000); ok {
 		t.Fatal("a query without lexemes searched")
 	}
 	if (Corpus{}).AvgLen() != 1 {
 		t.Fatal("empty corpus average length")
+	}
+}
+
+func TestFullTextCandidatesWithinBudget(t *testing.T) {
+	c := Corpus{Docs: 100_000, Lexemes: 6_000_000}
+	terms := []TermStat{{"common", 20_000}, {"rare", 100}, {"mid", 300}, {"midish", 5_000}}
+	// A wide filter: rare (100) and mid (+300) fit the budget, midish
+	// (+5,000) does not; all four still score.
+	for _, reach := range []int64{c.Docs, c.Docs / 10} {
+		q, _ := NewFullTextQuery(terms, c, reach)
+		if q.TSQuery != `'rare' | 'mid'` || len(q.Lexemes) != 4 {
+			t.Fatalf("reach %d: candidates %q, scoring %v", reach, q.TSQuery, q.Lexemes)
+		}
+	}
+	// A filter reaching fewer rows than the budget: every lexeme searches.
+	q, _ := NewFullTextQuery(terms, c, RankBudget)
+	if q.TSQuery != `'rare' | 'mid' | 'midish' | 'common'` {
+		t.Fatalf("narrow scope: candidates %q", q.TSQuery)
+	}
+	// However common, the rarest lexeme always searches.
+	q, _ = NewFullTextQuery([]TermStat{{"x", 20_000}}, c, c.Docs)
+	if q.TSQuery != `'x'` {
+		t.Fatalf("single common lexeme: %q", q.TSQuery)
 	}
 }
 

@@ -31,6 +31,31 @@ func (q *Queries) CorpusAdd(ctx context.Context, db DBTX, arg CorpusAddParams) e
 	return err
 }
 
+const corpusTenants = `-- name: CorpusTenants :many
+SELECT tenant_id FROM retrieval.corpus ORDER BY tenant_id
+`
+
+// Tenants with a serving tier, for reindexing them all.
+func (q *Queries) CorpusTenants(ctx context.Context, db DBTX) ([]string, error) {
+	rows, err := db.Query(ctx, corpusTenants)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var tenant_id string
+		if err := rows.Scan(&tenant_id); err != nil {
+			return nil, err
+		}
+		items = append(items, tenant_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const countsAdd = `-- name: CountsAdd :exec
 INSERT INTO retrieval.workarea_counts (tenant_id, workarea_id, id_path, n)
 VALUES ($1, $2, CAST($3::text AS ltree), greatest($4::int, 0))
@@ -52,6 +77,54 @@ func (q *Queries) CountsAdd(ctx context.Context, db DBTX, arg CountsAddParams) e
 		arg.Delta,
 	)
 	return err
+}
+
+const entriesAfter = `-- name: EntriesAfter :many
+SELECT artifact_id, text, coalesce(embedding_model, '')::text AS embedding_model,
+       tsv = to_tsvector(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english'::regconfig), text) AS tsv_current
+FROM retrieval.entries
+WHERE tenant_id = $1 AND artifact_id > $2
+ORDER BY artifact_id
+LIMIT $3
+`
+
+type EntriesAfterParams struct {
+	TenantID string
+	After    string
+	MaxRows  int32
+}
+
+type EntriesAfterRow struct {
+	ArtifactID     string
+	Text           string
+	EmbeddingModel string
+	TsvCurrent     bool
+}
+
+// One page of a tenant's entries in id order, for reindexing.
+func (q *Queries) EntriesAfter(ctx context.Context, db DBTX, arg EntriesAfterParams) ([]EntriesAfterRow, error) {
+	rows, err := db.Query(ctx, entriesAfter, arg.TenantID, arg.After, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []EntriesAfterRow
+	for rows.Next() {
+		var i EntriesAfterRow
+		if err := rows.Scan(
+			&i.ArtifactID,
+			&i.Text,
+			&i.EmbeddingModel,
+			&i.TsvCurrent,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const entriesByIDs = `-- name: EntriesByIDs :many
@@ -212,75 +285,52 @@ func (q *Queries) EntryInsert(ctx context.Context, db DBTX, arg EntryInsertParam
 	return lexemes, err
 }
 
-const fullTextLeg = `-- name: FullTextLeg :many
-SELECT e.artifact_id, s.score::real AS score
-FROM retrieval.entries e, to_tsquery('simple', $1) AS q,
-LATERAL (
-    SELECT sum(($2::float8[])[w.i] * coalesce(cardinality(u.positions), 1) * 2.2
-               / (coalesce(cardinality(u.positions), 1)
-                  + 1.2 * (0.25 + 0.75 * length(e.tsv) / greatest($3::float8, 1))))::float8 AS score
-    FROM unnest(e.tsv) AS u
-    JOIN unnest($4::text[]) WITH ORDINALITY AS w(lexeme, i) ON w.lexeme = u.lexeme
-) AS s
-WHERE e.tenant_id = $5 AND e.kind <> 'steering' AND e.simulation_id IS NULL
-  AND e.tsv @@ q
-  AND e.workarea_id_path <@ CAST($6::text AS ltree)
-  AND CAST($7::text[] AS ltree[]) @> e.workarea_id_path
-  AND NOT (CAST($8::text[] AS ltree[]) @> e.workarea_id_path)
-ORDER BY s.score DESC, e.artifact_id
-LIMIT $9
+const entryRebuildTSV = `-- name: EntryRebuildTSV :one
+WITH old AS (
+    SELECT length(tsv)::bigint AS lexemes FROM retrieval.entries
+    WHERE tenant_id = $1 AND artifact_id = $2
+)
+UPDATE retrieval.entries e
+SET tsv = to_tsvector(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english'::regconfig), e.text)
+WHERE e.tenant_id = $1 AND e.artifact_id = $2
+RETURNING (length(e.tsv) - (SELECT lexemes FROM old))::bigint AS lexemes_delta
 `
 
-type FullTextLegParams struct {
-	Tsquery  string
-	Idf      []float64
-	AvgLen   float64
-	Lexemes  []string
-	TenantID string
-	Scope    string
-	Allow    []string
-	Deny     []string
-	MaxRows  int32
-}
-
-type FullTextLegRow struct {
+type EntryRebuildTSVParams struct {
+	TenantID   string
 	ArtifactID string
-	Score      float32
 }
 
-// The full-text leg: entries holding any of the query's (pruned) lexemes,
-// inside the subtree and the caller's read access, ranked by BM25
-// (k1 = 1.2, b = 0.75): Σ idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen))
-// over the query lexemes an entry holds, tf being the lexeme's number of
-// positions and len the entry's number of distinct lexemes.
-func (q *Queries) FullTextLeg(ctx context.Context, db DBTX, arg FullTextLegParams) ([]FullTextLegRow, error) {
-	rows, err := db.Query(ctx, fullTextLeg,
-		arg.Tsquery,
-		arg.Idf,
-		arg.AvgLen,
-		arg.Lexemes,
+// Re-parses an entry in the tenant's language; returns how its length
+// changed. The old tsvector's frequencies are removed before (TermDFRemove)
+// and the new one's added after (TermDFAdd).
+func (q *Queries) EntryRebuildTSV(ctx context.Context, db DBTX, arg EntryRebuildTSVParams) (int64, error) {
+	row := db.QueryRow(ctx, entryRebuildTSV, arg.TenantID, arg.ArtifactID)
+	var lexemes_delta int64
+	err := row.Scan(&lexemes_delta)
+	return lexemes_delta, err
+}
+
+const entrySetEmbedding = `-- name: EntrySetEmbedding :exec
+UPDATE retrieval.entries SET embedding = $1, embedding_model = $2
+WHERE tenant_id = $3 AND artifact_id = $4
+`
+
+type EntrySetEmbeddingParams struct {
+	Embedding      *pgvector.HalfVector
+	EmbeddingModel *string
+	TenantID       string
+	ArtifactID     string
+}
+
+func (q *Queries) EntrySetEmbedding(ctx context.Context, db DBTX, arg EntrySetEmbeddingParams) error {
+	_, err := db.Exec(ctx, entrySetEmbedding,
+		arg.Embedding,
+		arg.EmbeddingModel,
 		arg.TenantID,
-		arg.Scope,
-		arg.Allow,
-		arg.Deny,
-		arg.MaxRows,
+		arg.ArtifactID,
 	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []FullTextLegRow
-	for rows.Next() {
-		var i FullTextLegRow
-		if err := rows.Scan(&i.ArtifactID, &i.Score); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+	return err
 }
 
 const queryTerms = `-- name: QueryTerms :many
@@ -508,6 +558,35 @@ func (q *Queries) SubtreeCount(ctx context.Context, db DBTX, arg SubtreeCountPar
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
+}
+
+const tenantLanguage = `-- name: TenantLanguage :one
+SELECT coalesce((SELECT s.fts_language::text FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english')::text
+`
+
+func (q *Queries) TenantLanguage(ctx context.Context, db DBTX, tenantID string) (string, error) {
+	row := db.QueryRow(ctx, tenantLanguage, tenantID)
+	var column_1 string
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const tenantLanguageSet = `-- name: TenantLanguageSet :exec
+INSERT INTO retrieval.tenant_settings (tenant_id, fts_language)
+VALUES ($1, CAST($2::text AS regconfig))
+ON CONFLICT (tenant_id) DO UPDATE SET fts_language = EXCLUDED.fts_language
+`
+
+type TenantLanguageSetParams struct {
+	TenantID string
+	Language string
+}
+
+// Sets the tenant's full-text language; an unknown text search
+// configuration fails the cast.
+func (q *Queries) TenantLanguageSet(ctx context.Context, db DBTX, arg TenantLanguageSetParams) error {
+	_, err := db.Exec(ctx, tenantLanguageSet, arg.TenantID, arg.Language)
+	return err
 }
 
 const termDFAdd = `-- name: TermDFAdd :exec

@@ -1,0 +1,9 @@
+DROP INDEX retrieval.entries_hnsw_builtin_384;
+SET LOCAL max_parallel_maintenance_workers = 0;
+CREATE INDEX entries_hnsw_builtin_384 ON retrieval.entries
+    USING hnsw ((embedding::halfvec(384)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 64)
+    WHERE embedding_model = 'oml-builtin-v1-384';
+ALTER TABLE retrieval.entries RESET (toast_tuple_target);
+ALTER TABLE retrieval.entries
+    ALTER COLUMN embedding SET STORAGE EXTERNAL,
+    ALTER COLUMN tsv SET STORAGE EXTENDED;
