@@ -59,11 +59,11 @@ func vectorRecall(ctx context.Context, tb testing.TB, db *pg.DB, queries []strin
 				return err
 			}
 			plan = domain.Plan(reach, corpus.Docs)
-			got, err := repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vec, f, domain.LegDepth, plan)
+			got, err := repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vec, f, domain.LegDepth(10), plan)
 			if err != nil {
 				return err
 			}
-			want, err := repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vec, f, domain.LegDepth, domain.Exact)
+			want, err := repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vec, f, domain.LegDepth(10), domain.Exact)
 			if err != nil {
 				return err
 			}

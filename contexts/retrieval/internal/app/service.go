@@ -171,7 +171,7 @@ func (s *Service) recall(ctx context.Context, tenant string, q domain.Query, ste
 	}
 	var ftIDs []string
 	if ftq, ok := domain.NewFullTextQuery(terms, corpus, reach); ok && (s.Fusion.FullText > 0 || s.Feedback.Docs > 0) {
-		if ftIDs, err = s.Repo.FullText(ctx, tenant, ftq, hitFilter, domain.LegDepth); err != nil {
+		if ftIDs, err = s.Repo.FullText(ctx, tenant, ftq, hitFilter, domain.LegDepth(q.K)); err != nil {
 			return res, fmt.Errorf("full-text leg: %w", err)
 		}
 	}
@@ -193,7 +193,7 @@ func (s *Service) recall(ctx context.Context, tenant string, q domain.Query, ste
 			vec = s.Feedback.Expand(vec, docs)
 		}
 		res.Plan = domain.Plan(reach, max(corpus.Docs, reach))
-		if vecIDs, err = s.Repo.Vector(ctx, tenant, s.Embedder.Model(), s.Embedder.Dim(), vec, hitFilter, domain.LegDepth, res.Plan); err != nil {
+		if vecIDs, err = s.Repo.Vector(ctx, tenant, s.Embedder.Model(), s.Embedder.Dim(), vec, hitFilter, domain.LegDepth(q.K), res.Plan); err != nil {
 			return res, fmt.Errorf("vector leg: %w", err)
 		}
 	}

@@ -23,9 +23,15 @@ const (
 	// MaxSteering caps the steering rows one recall returns (documented in
 	// docs/API.md); they are never ranked.
 	MaxSteering = 20
-	// LegDepth is how many candidates each leg contributes to the fusion.
-	LegDepth = 64
+	// MinLegDepth is the fewest candidates each leg contributes to the
+	// fusion; see LegDepth.
+	MinLegDepth = 32
 )
+
+// LegDepth is how many candidates each leg contributes to a fusion for k
+// hits: twice k, at least MinLegDepth. A filtered HNSW search's cost grows
+// with it (iterative scans continue until that many rows pass the filter).
+func LegDepth(k int) int { return max(2*k, MinLegDepth) }
 
 // Query is a validated recall request.
 type Query struct {
