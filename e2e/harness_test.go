@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/omlhub/oml/platform/ids"
 	"github.com/omlhub/oml/platform/pgtest"
 )
 
@@ -73,7 +74,9 @@ type server struct {
 	TenantID string
 	RootID   string
 	AdminKey string
+	Bucket   string // the server's S3 bucket
 	env      []string
+	cache    string
 	cmd      *exec.Cmd
 	logs     *syncBuffer
 	done     chan error
@@ -98,9 +101,17 @@ func startServer(t *testing.T, extraEnv ...string) *server {
 	addr := freePort(t)
 	s.URL = "http://" + addr
 	keys := filepath.Join(t.TempDir(), "keys")
+	s.cache = t.TempDir()
+	endpoint := os.Getenv("OML_TEST_S3_ENDPOINT")
+	if endpoint == "" {
+		t.Fatal("OML_TEST_S3_ENDPOINT is not set: run the tests with `make test`, which starts Versity S3 Gateway (scripts/s3.sh)")
+	}
+	s.Bucket = "oml-e2e-" + strings.ToLower(ids.Suffix(ids.New(ids.Request)))
 	s.env = append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"OML_DATABASE_URL=" + s.DBURL, "OML_LISTEN=" + addr, "OML_LOG_LEVEL=debug",
+		"OML_BLOB_STORE=s3://" + s.Bucket + "?endpoint=" + endpoint + "&region=us-east-1",
+		"AWS_ACCESS_KEY_ID=" + os.Getenv("AWS_ACCESS_KEY_ID"), "AWS_SECRET_ACCESS_KEY=" + os.Getenv("AWS_SECRET_ACCESS_KEY"),
 	}, extraEnv...)
 	out := s.run(t, "keygen", "--dir", keys)
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -117,21 +128,29 @@ func startServer(t *testing.T, extraEnv ...string) *server {
 	}
 	s.TenantID, s.RootID, s.AdminKey = boot.TenantID, boot.RootWorkareaID, boot.AdminKey
 
+	t.Cleanup(func() { s.stop(t) })
+	s.launch(t)
+	return s
+}
+
+// launch starts `oml-server serve` and waits until it is ready.
+func (s *server) launch(t *testing.T) {
+	t.Helper()
+	s.done = make(chan error, 1)
 	s.cmd = exec.Command(bins.server, "serve")
 	s.cmd.Env = s.env
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { s.done <- s.cmd.Wait() }()
-	t.Cleanup(func() { s.stop(t) })
+	go func(cmd *exec.Cmd, done chan error) { done <- cmd.Wait() }(s.cmd, s.done)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		resp, err := http.Get(s.URL + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return s
+				return
 			}
 		}
 		if time.Now().After(deadline) {
@@ -139,6 +158,14 @@ func startServer(t *testing.T, extraEnv ...string) *server {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// restart stops the server gracefully and starts it again on the same
+// address, database and store.
+func (s *server) restart(t *testing.T) {
+	t.Helper()
+	s.stop(t)
+	s.launch(t)
 }
 
 // run runs an oml-server subcommand to completion and returns stdout.
@@ -177,11 +204,18 @@ func (s *server) stop(t *testing.T) {
 func (s *server) oml(t *testing.T, key string, args ...string) (string, string, error) {
 	t.Helper()
 	cmd := exec.Command(bins.cli, args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "OML_URL=" + s.URL, "OML_API_KEY=" + key}
+	cmd.Env = s.cliEnv(key)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	return stdout.String(), stderr.String(), err
+}
+
+// cliEnv is the CLI's environment: the server, the key, and a cache
+// directory of the server's own (where `oml attach` remembers sessions).
+func (s *server) cliEnv(key string) []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "XDG_CACHE_HOME=" + s.cache,
+		"OML_URL=" + s.URL, "OML_API_KEY=" + key}
 }
 
 // mustOML runs the CLI and fails t on a non-zero exit.

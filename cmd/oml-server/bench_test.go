@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/omlhub/oml/contexts/attachments"
 	"github.com/omlhub/oml/platform/config"
 	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/platform/pgtest"
@@ -69,7 +71,13 @@ func newBenchEnv(b *testing.B) (*benchEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := assemble(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)), keys{signing: signing})
+	master := make([]byte, 32)
+	_, _ = rand.Read(master)
+	store, err := attachments.OpenStore(ctx, "file://"+b.TempDir(), os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	a, err := assemble(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)), keys{signing: signing, master: master}, store)
 	if err != nil {
 		return nil, err
 	}

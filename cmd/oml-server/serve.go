@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/omlhub/oml/contexts/attachments"
 	"github.com/omlhub/oml/platform/buildinfo"
 	"github.com/omlhub/oml/platform/config"
 	"github.com/omlhub/oml/platform/crypto"
@@ -35,7 +36,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err != nil {
 		return fmt.Errorf("signing key: %w", err)
 	}
-	if _, err := crypto.LoadMasterKey(cfg.MasterKeyFile); err != nil {
+	master, err := crypto.LoadMasterKey(cfg.MasterKeyFile)
+	if err != nil {
 		return fmt.Errorf("master key: %w", err)
 	}
 	db, err := openDB(ctx, cfg)
@@ -43,7 +45,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		return err
 	}
 	defer db.Close()
-	a, err := assemble(cfg, db, log, keys{signing: signing})
+	store, err := attachments.OpenStore(ctx, cfg.BlobStore, getenv)
+	if err != nil {
+		return fmt.Errorf("blob store: %w", err)
+	}
+	a, err := assemble(cfg, db, log, keys{signing: signing, master: master}, store)
 	if err != nil {
 		return err
 	}
@@ -108,6 +114,21 @@ func sweepExpired(ctx context.Context, a *app, every time.Duration, log *slog.Lo
 				log.InfoContext(ctx, "held items expired", "count", n)
 			}
 			if n < 500 {
+				break
+			}
+		}
+		for {
+			n, err := a.attachments.Sweep(ctx, 100)
+			if err != nil {
+				if ctx.Err() == nil {
+					log.ErrorContext(ctx, "attachment sweep failed", "error", err)
+				}
+				break
+			}
+			if n > 0 {
+				log.InfoContext(ctx, "attachment housekeeping", "count", n)
+			}
+			if n < 100 {
 				break
 			}
 		}

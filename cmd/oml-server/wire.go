@@ -12,6 +12,7 @@ import (
 
 	"github.com/omlhub/oml/contexts/access"
 	"github.com/omlhub/oml/contexts/admission"
+	"github.com/omlhub/oml/contexts/attachments"
 	"github.com/omlhub/oml/contexts/lineage"
 	"github.com/omlhub/oml/contexts/retrieval"
 	"github.com/omlhub/oml/platform/config"
@@ -27,18 +28,20 @@ import (
 // app is the assembled process: contexts wired to each other and to the
 // shared kernel.
 type app struct {
-	access    *access.Module
-	admission *admission.Module
-	retrieval *retrieval.Module
-	handler   http.Handler
+	access      *access.Module
+	admission   *admission.Module
+	retrieval   *retrieval.Module
+	attachments *attachments.Module
+	handler     http.Handler
 }
 
 // keys is the deployment's key material.
 type keys struct {
 	signing ed25519.PrivateKey
+	master  []byte
 }
 
-func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys) (*app, error) {
+func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store attachments.Store) (*app, error) {
 	runner, err := migrate.New(db.Pool, migrations.FS)
 	if err != nil {
 		return nil, err
@@ -48,8 +51,9 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys) (*app, err
 	// The contexts call each other through ports in both directions, so
 	// the adapters bind to their modules once all exist.
 	var (
-		edges  = &edgesPort{}
-		claims = &claimsPort{}
+		edges    = &edgesPort{}
+		claims   = &claimsPort{}
+		readable = &readablePort{}
 	)
 	acc := access.New(access.Deps{
 		DB: db, Journal: j, Idempotency: idem, Edges: edges,
@@ -60,14 +64,21 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys) (*app, err
 	if err != nil {
 		return nil, err
 	}
+	att, err := attachments.New(attachments.Deps{
+		DB: db, Journal: j, Store: store, MasterKey: k.master, Access: attachmentsAccess{acc}, Claims: readable, Log: log,
+		Config: attachments.Config{MaxSize: cfg.MaxUploadBytes, MaxOpen: cfg.MaxOpenUploads, TTL: cfg.UploadTTL},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("attachments: %w", err)
+	}
 	adm := admission.New(admission.Deps{
 		DB: db, Journal: j, Idempotency: idem,
 		Access:  accessPort{acc},
 		Lineage: lineagePort{lin},
-		Uploads: noUploads{}, Index: indexPort{ret},
+		Uploads: uploadsPort{att}, Index: indexPort{ret},
 		SigningKey: k.signing, MaxText: cfg.MaxTextBytes, ServeTTL: cfg.ServeTTL,
 	})
-	edges.m, claims.m = lin, adm
+	edges.m, claims.m, readable.m = lin, adm, adm
 	h := transport.New(transport.Options{
 		Logger:         log,
 		Authenticator:  acc,
@@ -76,8 +87,8 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys) (*app, err
 		AllowedOrigins: cfg.AllowedOrigins,
 		Name:           "oml",
 		Ready:          readiness(db, runner),
-	}, acc, adm, lin, ret)
-	return &app{access: acc, admission: adm, retrieval: ret, handler: h}, nil
+	}, acc, adm, lin, ret, att)
+	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, handler: h}, nil
 }
 
 // accessPort adapts the access context to admission's Access port.
@@ -204,13 +215,49 @@ func (e *edgesPort) From(ctx context.Context, tenant, workarea string) ([]access
 	return out, err
 }
 
-// noUploads stands for the attachments context until it lands: every
-// upload session is unknown.
-type noUploads struct{}
+// uploadsPort adapts the attachments context to admission's Uploads port.
+type uploadsPort struct{ m *attachments.Module }
 
-func (noUploads) Bind(context.Context, string, string, string, []string) ([]admission.Attachment, error) {
-	return nil, errs.New(errs.UploadUnusable, "attachments bind completed upload sessions only (D3)",
-		"no completed upload session with that id for this key")
+func (u uploadsPort) Bind(ctx context.Context, tenant, keyID, artifact string, sessions []string) ([]admission.Attachment, error) {
+	bound, err := u.m.Bind(ctx, tenant, keyID, artifact, sessions)
+	out := make([]admission.Attachment, len(bound))
+	for i, a := range bound {
+		out[i] = admission.Attachment{SHA256: a.SHA256, MediaType: a.MediaType, SizeBytes: a.Size}
+	}
+	return out, err
+}
+
+func (u uploadsPort) Release(ctx context.Context, tenant, actor, artifact string) error {
+	return u.m.Release(ctx, tenant, actor, artifact)
+}
+
+func (u uploadsPort) Review(ctx context.Context, tenant, artifact string) ([]admission.ReviewMaterial, error) {
+	material, err := u.m.Review(ctx, tenant, artifact)
+	out := make([]admission.ReviewMaterial, len(material))
+	for i, m := range material {
+		out[i] = admission.ReviewMaterial{
+			Attachment: admission.Attachment{SHA256: m.SHA256, MediaType: m.MediaType, SizeBytes: m.Size},
+			Kind:       m.Kind, Text: m.Text, Truncated: m.Truncated, Note: m.Note,
+			UploadSession: m.UploadSession, UploadedBy: m.UploadedBy, CompletedAt: m.CompletedAt,
+		}
+	}
+	return out, err
+}
+
+// attachmentsAccess adapts the access context to attachments' Access port.
+type attachmentsAccess struct{ m *access.Module }
+
+func (a attachmentsAccess) Writes(ctx context.Context) (bool, error) {
+	allow, _, err := a.m.Subtrees(ctx, "writer")
+	return len(allow) > 0, err
+}
+
+// readablePort adapts the admission context to attachments' Claims port;
+// it binds to admission once admission exists.
+type readablePort struct{ m *admission.Module }
+
+func (r *readablePort) CanRead(ctx context.Context, artifact string) (bool, error) {
+	return r.m.CanReadContent(ctx, artifact)
 }
 
 // indexPort adapts the retrieval context to admission's Index port.

@@ -56,6 +56,11 @@ commands:
                                     refuse a principal's submissions (admin)
   ban list                          list bans (admin)
   ban lift BAN_ID                   lift a ban (admin)
+  attach FILE [--media-type T] [--part-size BYTES] [--limit-rate BYTES_PER_SECOND] [--no-progress]
+                                    upload a file as an attachment (resumable: after a crash or
+                                    Ctrl-C, run it again); prints the upload session to reference
+                                    from oml_remember (--json: the session as JSON). No overall
+                                    timeout unless --timeout is given.
   whoami                            show the key's principal, role, tenant and root workarea
   tools                             list the MCP tools with their input schemas
   call TOOL [JSON|-]                call one MCP tool with a JSON object of arguments
@@ -101,7 +106,11 @@ func runIO(ctx context.Context, args []string, getenv func(string) string, stdin
 		fmt.Fprint(stderr, usage)
 		return errors.New("no command given")
 	}
-	if c.timeout > 0 {
+	timeoutSet := false
+	fs.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
+	// An upload takes as long as the file needs; --timeout still bounds it
+	// when given.
+	if c.timeout > 0 && (fs.Arg(0) != "attach" || timeoutSet) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
@@ -134,6 +143,8 @@ func (c *cli) dispatch(ctx context.Context, cmd string, args []string) error {
 		return c.artifacts(ctx, args)
 	case "ban":
 		return c.bans(ctx, args)
+	case "attach":
+		return c.attach(ctx, args)
 	case "version":
 		return c.version(ctx, args)
 	case "help", "-h", "--help":

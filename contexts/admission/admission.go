@@ -33,8 +33,12 @@ type (
 	Subtrees = app.Subtrees
 	// Lineage is the lineage context as admission needs it.
 	Lineage = app.Lineage
-	// Uploads binds completed upload sessions.
+	// Uploads is the attachments context: binding, release, review material.
 	Uploads = app.Uploads
+	// ReviewMaterial is an attachment as its reviewer reads it.
+	ReviewMaterial = app.ReviewMaterial
+	// Finding is a scan finding.
+	Finding = domain.Finding
 	// Index is the retrieval context's serving tier.
 	Index = app.Index
 	// Edge is a proposed edge as a reviewer is shown it.
@@ -111,6 +115,13 @@ const (
 // through it).
 func (m *Module) View(ctx context.Context, ids []string) (map[string]ClaimView, error) {
 	return m.svc.View(ctx, ids)
+}
+
+// CanReadContent reports whether the caller may read a claim's content
+// (attachments included): author, reader of a promoted claim, or the
+// reviewer it is served to.
+func (m *Module) CanReadContent(ctx context.Context, artifact string) (bool, error) {
+	return m.svc.CanReadContent(ctx, artifact)
 }
 
 // RecentReadable lists the newest promoted claims under idPath the caller

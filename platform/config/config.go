@@ -32,7 +32,10 @@ type Config struct {
 	LogFormat       string        // OML_LOG_FORMAT: text or json
 	MaxTextBytes    int           // OML_MAX_TEXT_BYTES: bound on a claim's text
 	ServeTTL        time.Duration // OML_SERVE_TTL: how long a served item stays leased
-	ExpirySweep     time.Duration // OML_EXPIRY_INTERVAL: how often held expiry is swept
+	ExpirySweep     time.Duration // OML_EXPIRY_INTERVAL: how often held items and upload sessions are swept
+	MaxUploadBytes  int64         // OML_MAX_UPLOAD_BYTES: a tenant's largest attachment
+	MaxOpenUploads  int           // OML_MAX_OPEN_UPLOADS: open upload sessions per key
+	UploadTTL       time.Duration // OML_UPLOAD_TTL: how long an upload session lives
 
 	EmbeddingsURL    string // OML_EMBEDDINGS_URL
 	EmbeddingsModel  string // OML_EMBEDDINGS_MODEL
@@ -46,6 +49,8 @@ const (
 	DefaultMaxBodyBytes = 1 << 20
 	DefaultDBMaxConns   = 20
 	DefaultMaxTextBytes = 256 << 10
+	// DefaultMaxUploadBytes is 5 GiB.
+	DefaultMaxUploadBytes = 5 << 30
 )
 
 // Load reads the configuration through getenv (os.Getenv in main, a map in
@@ -101,6 +106,9 @@ func Load(getenv func(string) string) (Config, error) {
 	c.ServeTTL = durationOr(getenv, "OML_SERVE_TTL", 15*time.Minute, bad)
 	c.ExpirySweep = durationOr(getenv, "OML_EXPIRY_INTERVAL", 30*time.Second, bad)
 	c.MaxTextBytes = intOr(getenv, "OML_MAX_TEXT_BYTES", DefaultMaxTextBytes, bad)
+	c.MaxUploadBytes = int64(intOr(getenv, "OML_MAX_UPLOAD_BYTES", DefaultMaxUploadBytes, bad))
+	c.MaxOpenUploads = intOr(getenv, "OML_MAX_OPEN_UPLOADS", 16, bad)
+	c.UploadTTL = durationOr(getenv, "OML_UPLOAD_TTL", 24*time.Hour, bad)
 	if c.MaxTextBytes < 1 || int64(c.MaxTextBytes) > c.MaxBodyBytes {
 		bad("OML_MAX_TEXT_BYTES", "must be between 1 and OML_MAX_BODY_BYTES (%d), got %d", c.MaxBodyBytes, c.MaxTextBytes)
 	}
@@ -142,6 +150,9 @@ func (c Config) RequireServe() error {
 	if c.MasterKeyFile == "" {
 		problems = append(problems, errors.New("OML_MASTER_KEY_FILE is not set: run `oml-server keygen --dir DIR` and source its output"))
 	}
+	if c.BlobStore == "" {
+		problems = append(problems, errors.New("OML_BLOB_STORE is not set: file:///absolute/dir, or s3://bucket?endpoint=…&region=… for S3"))
+	}
 	return errors.Join(problems...)
 }
 
@@ -161,6 +172,9 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 		slog.Int("max_text_bytes", c.MaxTextBytes),
 		slog.Duration("serve_ttl", c.ServeTTL),
+		slog.Int64("max_upload_bytes", c.MaxUploadBytes),
+		slog.Int("max_open_uploads", c.MaxOpenUploads),
+		slog.Duration("upload_ttl", c.UploadTTL),
 		slog.Duration("expiry_interval", c.ExpirySweep),
 		slog.String("embeddings_url", c.EmbeddingsURL),
 		slog.String("embeddings_model", c.EmbeddingsModel),

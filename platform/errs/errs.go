@@ -37,6 +37,14 @@ const (
 	TenantExists     Code = "tenant.exists"
 	IdempotencyClash Code = "idempotency.conflict"
 	DigestMismatch   Code = "upload.digest_mismatch"
+	UploadOutOfOrder Code = "upload.out_of_order"
+	UploadPartRange  Code = "upload.part_range"
+	UploadPartSize   Code = "upload.part_size"
+	UploadPartDiffer Code = "upload.part_conflict"
+	UploadPartCheck  Code = "upload.part_integrity"
+	UploadClosed     Code = "upload.closed"
+	UploadExpired    Code = "upload.expired"
+	UploadBusy       Code = "upload.busy"
 	LimitSize        Code = "limit.size"
 	LimitQuota       Code = "limit.quota"
 	LimitRate        Code = "limit.rate"
@@ -155,6 +163,10 @@ var statusByCode = map[Code]int{
 	Frozen:           http.StatusConflict,
 	IdempotencyClash: http.StatusConflict,
 	DigestMismatch:   http.StatusConflict,
+	UploadPartRange:  http.StatusBadRequest,
+	UploadPartSize:   http.StatusBadRequest,
+	UploadPartCheck:  http.StatusBadRequest,
+	UploadExpired:    http.StatusGone,
 	LimitSize:        http.StatusRequestEntityTooLarge,
 	LimitQuota:       http.StatusTooManyRequests,
 	LimitRate:        http.StatusTooManyRequests,

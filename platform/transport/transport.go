@@ -30,6 +30,13 @@ type Module interface {
 	Tools(t *Tools)
 }
 
+// StreamModule is a module with routes that read large bodies and bound
+// them themselves (attachment parts); they are mounted at /v1 behind auth
+// but outside the JSON body limit.
+type StreamModule interface {
+	StreamRoutes(r chi.Router)
+}
+
 // Options configure [New].
 type Options struct {
 	Logger         *slog.Logger
@@ -83,16 +90,24 @@ func New(opts Options, modules ...Module) http.Handler {
 
 	guide := []byte(strings.ReplaceAll(guideTemplate, "{{URL}}", opts.PublicURL))
 	r.Route("/v1", func(r chi.Router) {
-		r.Use(authenticate(opts.Authenticator), limitBody(opts.MaxBodyBytes))
-		r.Get("/version", func(w http.ResponseWriter, r *http.Request) {
-			WriteJSON(w, http.StatusOK, buildinfo.Read())
-		})
-		r.Get("/guide", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
-			_, _ = w.Write(guide)
+		r.Use(authenticate(opts.Authenticator))
+		r.Group(func(r chi.Router) {
+			r.Use(limitBody(opts.MaxBodyBytes))
+			r.Get("/version", func(w http.ResponseWriter, r *http.Request) {
+				WriteJSON(w, http.StatusOK, buildinfo.Read())
+			})
+			r.Get("/guide", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+				_, _ = w.Write(guide)
+			})
+			for _, m := range modules {
+				m.Routes(r)
+			}
 		})
 		for _, m := range modules {
-			m.Routes(r)
+			if s, ok := m.(StreamModule); ok {
+				s.StreamRoutes(r)
+			}
 		}
 	})
 	return r

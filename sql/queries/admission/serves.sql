@@ -9,3 +9,12 @@ SELECT * FROM admission.serves WHERE tenant_id = $1 AND id = $2 FOR UPDATE;
 -- name: ServeDecide :exec
 UPDATE admission.serves SET consumed_at = $3, verdict = $4, reason = $5
 WHERE tenant_id = $1 AND id = $2;
+
+-- name: ServeLive :one
+-- Whether a key holds an unexpired, undecided serve of an artifact: the
+-- reviewer may read what it is reviewing, attachments included.
+SELECT EXISTS (
+    SELECT 1 FROM admission.serves
+    WHERE tenant_id = @tenant_id AND artifact_id = @artifact_id AND reviewer_key_id = @key_id
+      AND consumed_at IS NULL AND expires_at > @now
+);

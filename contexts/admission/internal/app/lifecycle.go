@@ -67,6 +67,13 @@ func (s *Service) lifecycle(ctx context.Context, id, reason, event string, apply
 		if err := s.Index.Withdrawn(ctx, c.TenantID, c.ID); err != nil {
 			return fmt.Errorf("withdraw from recall: %w", err)
 		}
+		if c.State == domain.StateErased {
+			// Erasure removes the attachment bindings; content no other
+			// claim carries is shredded.
+			if err := s.Uploads.Release(ctx, c.TenantID, caller.KeyID, c.ID); err != nil {
+				return fmt.Errorf("release attachments: %w", err)
+			}
+		}
 		out = c
 		return s.record(ctx, caller.TenantID, journal.Event{
 			Type: event, Actor: caller.KeyID, Workarea: c.WorkareaID, Subject: subject(c),

@@ -82,10 +82,31 @@ type Edge struct {
 	ProposedAt time.Time
 }
 
-// Uploads binds completed upload sessions to a submission (the attachments
-// context). An unknown, foreign or incomplete session is refused.
+// Uploads is the attachments context. Bind attaches completed upload
+// sessions to a submission (an unknown, foreign or incomplete session is
+// refused) and Release unbinds an erased claim's attachments, both in the
+// caller's unit of work; Review returns what a reviewer reads for each
+// attachment.
 type Uploads interface {
 	Bind(ctx context.Context, tenant, keyID, artifact string, sessions []string) ([]domain.Attachment, error)
+	Release(ctx context.Context, tenant, actor, artifact string) error
+	Review(ctx context.Context, tenant, artifact string) ([]ReviewMaterial, error)
+}
+
+// ReviewMaterial is an attachment as its reviewer reads it: extracted text
+// where a deterministic extractor exists (Kind text or pdf_text), else
+// provenance, digest and size (Kind opaque, with a Note saying why), and
+// the scan of any text.
+type ReviewMaterial struct {
+	domain.Attachment
+	Kind          string
+	Text          string
+	Truncated     bool
+	Note          string
+	UploadSession string
+	UploadedBy    string
+	CompletedAt   *time.Time
+	Findings      []domain.Finding
 }
 
 // Index is the retrieval context's serving tier. Prepare runs before a
@@ -156,6 +177,9 @@ type Repository interface {
 	// ErrConflict when another reviewer leased the item first.
 	ServeInsert(ctx context.Context, tenant string, s domain.Serve) error
 	ServeGetForUpdate(ctx context.Context, tenant, id string) (domain.Serve, error)
+	// ServeLive reports whether a key holds an unexpired, undecided serve
+	// of an artifact.
+	ServeLive(ctx context.Context, tenant, artifact, keyID string, now time.Time) (bool, error)
 	ServeDecide(ctx context.Context, tenant string, s domain.Serve, v domain.Verdict, reason string) error
 
 	PolicyAt(ctx context.Context, tenant, idPath string) (domain.Policy, error)

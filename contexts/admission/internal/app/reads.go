@@ -252,3 +252,28 @@ func (s *Service) RecentReadable(ctx context.Context, idPath string, limit int) 
 	}
 	return out, nil
 }
+
+// CanReadContent reports whether the caller may read a claim's content,
+// attachments included: its author, a reader of its workarea once it is
+// promoted, or a reviewer it is served to right now.
+func (s *Service) CanReadContent(ctx context.Context, artifact string) (bool, error) {
+	caller, err := contentCaller(ctx, "content view")
+	if err != nil {
+		return false, err
+	}
+	views, err := s.View(ctx, []string{artifact})
+	if err != nil {
+		return false, err
+	}
+	v, ok := views[artifact]
+	if !ok || v.Claim.State == domain.StateErased {
+		return false, nil
+	}
+	if v.Visibility == Readable {
+		return true, nil
+	}
+	if v.Claim.State != domain.StateHeld {
+		return false, nil
+	}
+	return s.Repo.ServeLive(ctx, caller.TenantID, artifact, caller.KeyID, s.now())
+}

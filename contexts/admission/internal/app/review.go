@@ -20,6 +20,8 @@ type Served struct {
 	Claim   domain.Claim
 	Parents []string
 	Edge    *Edge
+	// Material is each attachment as the reviewer reads it.
+	Material []ReviewMaterial
 }
 
 // closureLimit bounds the lineage walked for one independence check.
@@ -111,7 +113,30 @@ func (s *Service) ServeNext(ctx context.Context) (Served, bool, error) {
 			Payload: map[string]any{"serve_id": srv.ID, "expires_at": srv.ExpiresAt},
 		})
 	})
+	if err == nil && found && out.Edge == nil && len(out.Claim.Attachments) > 0 {
+		out.Material = s.reviewMaterial(ctx, out.Claim)
+	}
 	return out, found, err
+}
+
+// reviewMaterial reads the claim's attachments for its reviewer and scans
+// their text. The serve is already leased, so a store outage degrades the
+// material (the reviewer can ask again) rather than failing the serve.
+func (s *Service) reviewMaterial(ctx context.Context, c domain.Claim) []ReviewMaterial {
+	material, err := s.Uploads.Review(ctx, c.TenantID, c.ID)
+	if err != nil {
+		out := make([]ReviewMaterial, len(c.Attachments))
+		for i, a := range c.Attachments {
+			out[i] = ReviewMaterial{Attachment: a, Kind: "unavailable", Note: "review material could not be read now; serve again: " + errs.From(err).Message}
+		}
+		return out
+	}
+	for i := range material {
+		if material[i].Text != "" {
+			material[i].Findings = domain.Scan(material[i].Text)
+		}
+	}
+	return material
 }
 
 // eligible applies the checks the queue query cannot: the workarea's

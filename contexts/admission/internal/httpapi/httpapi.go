@@ -117,20 +117,50 @@ func (h *Handlers) artifact(w http.ResponseWriter, r *http.Request) error {
 
 // servedItem is what a reviewer is shown with its serve.
 type servedItem struct {
-	ArtifactID        string            `json:"artifact_id"`
-	ClaimKey          string            `json:"claim_key"`
-	Version           int               `json:"version"`
-	Kind              string            `json:"kind"`
-	Workarea          string            `json:"workarea"`
-	Text              string            `json:"text"`
-	DerivesFrom       []string          `json:"derives_from"`
-	Lineage           []string          `json:"lineage_closure"`
-	Findings          []wire.Finding    `json:"findings"`
-	Attachments       []wire.Attachment `json:"attachments"`
-	SubmittedAt       time.Time         `json:"submitted_at"`
-	HeldExpiresAt     time.Time         `json:"held_expires_at"`
-	Approvals         int               `json:"approvals"`
-	RequiredApprovals int               `json:"required_approvals"`
+	ArtifactID        string             `json:"artifact_id"`
+	ClaimKey          string             `json:"claim_key"`
+	Version           int                `json:"version"`
+	Kind              string             `json:"kind"`
+	Workarea          string             `json:"workarea"`
+	Text              string             `json:"text"`
+	DerivesFrom       []string           `json:"derives_from"`
+	Lineage           []string           `json:"lineage_closure"`
+	Findings          []wire.Finding     `json:"findings"`
+	Attachments       []wire.Attachment  `json:"attachments"`
+	AttachmentReview  []attachmentReview `json:"attachment_review"`
+	SubmittedAt       time.Time          `json:"submitted_at"`
+	HeldExpiresAt     time.Time          `json:"held_expires_at"`
+	Approvals         int                `json:"approvals"`
+	RequiredApprovals int                `json:"required_approvals"`
+}
+
+// attachmentReview is what a reviewer reads for one attachment.
+type attachmentReview struct {
+	wire.Attachment
+	Review     string         `json:"review"` // text, pdf_text, opaque or unavailable
+	Text       string         `json:"text,omitempty"`
+	Truncated  bool           `json:"truncated,omitempty"`
+	Note       string         `json:"note,omitempty"`
+	Findings   []wire.Finding `json:"findings"`
+	Provenance provenance     `json:"provenance"`
+}
+
+type provenance struct {
+	UploadSession string     `json:"upload_session,omitempty"`
+	UploadedBy    string     `json:"uploaded_by,omitempty"`
+	CompletedAt   *time.Time `json:"completed_at,omitempty"`
+}
+
+func toReview(in []app.ReviewMaterial) []attachmentReview {
+	out := make([]attachmentReview, len(in))
+	for i, m := range in {
+		out[i] = attachmentReview{
+			Attachment: wire.Attachment(m.Attachment), Review: m.Kind, Text: m.Text, Truncated: m.Truncated, Note: m.Note,
+			Findings:   wire.ToFindings(m.Findings),
+			Provenance: provenance{UploadSession: m.UploadSession, UploadedBy: m.UploadedBy, CompletedAt: m.CompletedAt},
+		}
+	}
+	return out
 }
 
 // servedEdge is a pending edge shown for ratification.
@@ -184,7 +214,7 @@ func (h *Handlers) serve(w http.ResponseWriter, r *http.Request) error {
 	out.Item = &servedItem{
 		ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: string(c.Kind), Workarea: c.WorkareaID,
 		Text: c.Text, DerivesFrom: orEmpty(s.Parents), Lineage: orEmpty(s.Serve.Closure),
-		Findings: wire.ToFindings(c.Findings), Attachments: wire.ToAttachments(c.Attachments),
+		Findings: wire.ToFindings(c.Findings), Attachments: wire.ToAttachments(c.Attachments), AttachmentReview: toReview(s.Material),
 		SubmittedAt: c.SubmittedAt.UTC(), HeldExpiresAt: c.HeldExpiresAt.UTC(),
 		Approvals: c.Approvals, RequiredApprovals: c.RequiredApprovals,
 	}

@@ -340,3 +340,9 @@ func (r *Repository) ExpireDue(ctx context.Context, now time.Time, limit int) ([
 	}
 	return claimsFromRows(rows)
 }
+
+// ServeLive reports whether a key holds an unexpired, undecided serve of
+// an artifact.
+func (r *Repository) ServeLive(ctx context.Context, tenant, artifact, keyID string, now time.Time) (bool, error) {
+	return r.q.ServeLive(ctx, r.conn(ctx), dbsqlc.ServeLiveParams{TenantID: tenant, ArtifactID: &artifact, KeyID: keyID, Now: now})
+}

@@ -133,6 +133,64 @@ type AdmissionTenantSetting struct {
 	SelfSignedDevelopment bool
 }
 
+type AttachmentsBinding struct {
+	TenantID   string
+	ArtifactID string
+	Sha256     []byte
+	SessionID  string
+	MediaType  string
+	SizeBytes  int64
+}
+
+type AttachmentsBlob struct {
+	TenantID     string
+	Sha256       []byte
+	Address      string
+	ObjectKey    string
+	SizeBytes    int64
+	PartSize     int64
+	PartAttempts []int32
+	WrappedKey   []byte
+	CreatedAt    time.Time
+}
+
+type AttachmentsDoomed struct {
+	ID          int64
+	TenantID    string
+	ObjectKey   string
+	StoreUpload *string
+	QueuedAt    time.Time
+}
+
+type AttachmentsSession struct {
+	TenantID       string
+	ID             string
+	KeyID          string
+	State          string
+	MediaType      string
+	SizeBytes      int64
+	ExpectedSha256 []byte
+	PartSize       int64
+	PartsReceived  int32
+	BytesReceived  int64
+	HashState      []byte
+	PartSha256     [][]byte
+	PartEtags      []string
+	PartAttempts   []int32
+	Attempts       int32
+	Address        string
+	ObjectKey      *string
+	StoreUpload    *string
+	WrappedKey     []byte
+	LeaseToken     *string
+	LeaseUntil     *time.Time
+	Reason         *string
+	CreatedAt      time.Time
+	ExpiresAt      time.Time
+	CompletedAt    *time.Time
+	BoundAt        *time.Time
+}
+
 type LineageDerivation struct {
 	TenantID   string
 	ArtifactID string

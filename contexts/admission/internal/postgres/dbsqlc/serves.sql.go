@@ -98,3 +98,32 @@ func (q *Queries) ServeInsert(ctx context.Context, db DBTX, arg ServeInsertParam
 	)
 	return err
 }
+
+const serveLive = `-- name: ServeLive :one
+SELECT EXISTS (
+    SELECT 1 FROM admission.serves
+    WHERE tenant_id = $1 AND artifact_id = $2 AND reviewer_key_id = $3
+      AND consumed_at IS NULL AND expires_at > $4
+)
+`
+
+type ServeLiveParams struct {
+	TenantID   string
+	ArtifactID *string
+	KeyID      string
+	Now        time.Time
+}
+
+// Whether a key holds an unexpired, undecided serve of an artifact: the
+// reviewer may read what it is reviewing, attachments included.
+func (q *Queries) ServeLive(ctx context.Context, db DBTX, arg ServeLiveParams) (bool, error) {
+	row := db.QueryRow(ctx, serveLive,
+		arg.TenantID,
+		arg.ArtifactID,
+		arg.KeyID,
+		arg.Now,
+	)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}

@@ -1,0 +1,127 @@
+// Package app holds the attachments context's use cases: opening upload
+// sessions, taking their parts in order from any replica, completing or
+// aborting them, binding complete ones to claims, serving the bytes back
+// to those who may read the claim, review material, expiry and shredding.
+// Storage, the object store, the journal and the other contexts are
+// reached through the ports declared here.
+package app
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/omlhub/oml/contexts/attachments/internal/domain"
+	"github.com/omlhub/oml/platform/journal"
+)
+
+// Errors the repository returns.
+var (
+	ErrNotFound = errors.New("not found")
+	// ErrLeaseLost: the session's write lease is no longer this writer's.
+	ErrLeaseLost = errors.New("upload lease lost")
+)
+
+// Blob is a stored object.
+type Blob struct {
+	TenantID     string
+	SHA256       [32]byte
+	Address      string
+	ObjectKey    string
+	Size         int64
+	PartSize     int64
+	PartAttempts []int32
+	WrappedKey   []byte
+	CreatedAt    time.Time
+}
+
+// Binding is content a claim carries.
+type Binding struct {
+	TenantID   string
+	ArtifactID string
+	SHA256     [32]byte
+	SessionID  string
+	MediaType  string
+	Size       int64
+}
+
+// Doomed is an object or an abandoned multipart upload to remove.
+type Doomed struct {
+	ID          int64
+	TenantID    string
+	ObjectKey   string
+	StoreUpload string
+}
+
+// Repository is the context's storage. Calls run in the unit of work
+// carried by ctx when there is one.
+type Repository interface {
+	SessionInsert(ctx context.Context, s domain.Session) error
+	SessionGet(ctx context.Context, tenant, id string) (domain.Session, error)
+	SessionsForBind(ctx context.Context, tenant string, ids []string) ([]domain.Session, error)
+	OpenCount(ctx context.Context, tenant, keyID string, now time.Time) (int, error)
+	// Lease takes the write lease and the next seal attempt; ok is false
+	// when the session is not open or another writer holds a live lease.
+	Lease(ctx context.Context, tenant, id, token string, until, now time.Time) (domain.Session, bool, error)
+	Release(ctx context.Context, tenant, id, token string) error
+	// Progress records the session's progress and state and releases the
+	// lease (ErrLeaseLost when it is no longer token's).
+	Progress(ctx context.Context, s domain.Session, token string) error
+	// Close ends an open session; ok is false when it was not open.
+	Close(ctx context.Context, tenant, id string, state domain.State, reason string) (domain.Session, bool, error)
+	ExpireDue(ctx context.Context, now time.Time, limit int) ([]domain.Session, error)
+
+	LockAddress(ctx context.Context, tenant, address string) error
+	BlobGet(ctx context.Context, tenant string, sha [32]byte) (Blob, error)
+	BlobInsert(ctx context.Context, b Blob) error
+	BlobDelete(ctx context.Context, tenant string, sha [32]byte) (Blob, error)
+	BlobInUse(ctx context.Context, tenant string, sha [32]byte, now time.Time) (bool, error)
+	BlobsUnused(ctx context.Context, now time.Time, limit int) ([]Blob, error)
+
+	// SessionBind marks a complete session bound; false when it was bound
+	// already.
+	SessionBind(ctx context.Context, tenant, id string, at time.Time) (bool, error)
+	BindingInsert(ctx context.Context, b Binding) error
+	BindingGet(ctx context.Context, tenant, artifact string, sha [32]byte) (Binding, error)
+	BindingsDelete(ctx context.Context, tenant, artifact string) ([][32]byte, error)
+	BindingsList(ctx context.Context, tenant, artifact string) ([]Binding, error)
+
+	DoomedInsert(ctx context.Context, d Doomed, at time.Time) error
+	DoomedNext(ctx context.Context, limit int) ([]Doomed, error)
+	DoomedDelete(ctx context.Context, id int64) error
+}
+
+// Store is the object store (blobstore.Store).
+type Store interface {
+	Begin(ctx context.Context, key string) (string, error)
+	PutPart(ctx context.Context, key, upload string, n int, body []byte) (string, error)
+	Complete(ctx context.Context, key, upload string, etags []string) error
+	Abort(ctx context.Context, key, upload string) error
+	ReadAt(ctx context.Context, key string, off, n int64) ([]byte, error)
+	Delete(ctx context.Context, key string) error
+}
+
+// Access is the access context as attachments needs it.
+type Access interface {
+	// Writes reports whether the caller holds writer effective access on
+	// any workarea.
+	Writes(ctx context.Context) (bool, error)
+}
+
+// Claims is the admission context as attachments needs it.
+type Claims interface {
+	// CanRead reports whether the caller may read the claim's content:
+	// its author, a reviewer it is served to, or a reader of a promoted
+	// claim's workarea.
+	CanRead(ctx context.Context, artifact string) (bool, error)
+}
+
+// Journal appends events in the unit of work.
+type Journal interface {
+	Append(ctx context.Context, tenant string, e journal.Event) (journal.Appended, error)
+}
+
+// Transactor runs fn in a unit of work.
+type Transactor interface {
+	InTx(ctx context.Context, fn func(ctx context.Context) error) error
+}

@@ -1,0 +1,586 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/omlhub/oml/contexts/attachments/internal/blobstore"
+	"github.com/omlhub/oml/contexts/attachments/internal/domain"
+	"github.com/omlhub/oml/contexts/attachments/internal/seal"
+	"github.com/omlhub/oml/platform/auth"
+	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/ids"
+	"github.com/omlhub/oml/platform/journal"
+)
+
+// Config bounds uploads.
+type Config struct {
+	// MaxSize is the largest attachment a tenant may upload.
+	MaxSize int64
+	// MaxOpen is how many open sessions one key may hold.
+	MaxOpen int
+	// TTL is how long a session takes parts (and, once complete, may be
+	// bound) after it opens.
+	TTL time.Duration
+	// LeaseTTL bounds how long a crashed writer blocks a session.
+	LeaseTTL time.Duration
+}
+
+// Deps are the service's ports.
+type Deps struct {
+	Repo    Repository
+	Store   Store
+	Access  Access
+	Claims  Claims
+	Journal Journal
+	Tx      Transactor
+	Keys    *seal.Keys
+	Log     *slog.Logger
+	Now     func() time.Time
+	Config  Config
+}
+
+// Service is the attachments context's application service.
+type Service struct {
+	Deps
+	bufs sync.Pool // sealed-part buffers, so RSS stays flat across parts
+}
+
+// New returns a service.
+func New(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	c := &d.Config
+	if c.MaxSize <= 0 {
+		c.MaxSize = 5 << 30
+	}
+	if c.MaxOpen <= 0 {
+		c.MaxOpen = 16
+	}
+	if c.TTL <= 0 {
+		c.TTL = domain.DefaultTTL
+	}
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = 2 * time.Minute
+	}
+	return &Service{Deps: d}
+}
+
+func (s *Service) now() time.Time { return s.Now().UTC() }
+
+// caller returns the authenticated content caller.
+func caller(ctx context.Context) (auth.Caller, error) {
+	c, ok := auth.From(ctx)
+	if !ok {
+		return c, errs.New(errs.AuthMissing, "every call presents a bearer key", "no authenticated caller")
+	}
+	if c.Role == "operator" {
+		return c, errs.New(errs.VerbCeiling, "operator never writes, reads or reviews content (D9)", "operator keys have no attachments")
+	}
+	return c, nil
+}
+
+func sessionNotFound() error {
+	return errs.New(errs.NotFound, "upload sessions belong to the key that opened them; unknown and foreign are indistinguishable",
+		"no upload session with that id for this key")
+}
+
+// unavailable is the typed, retryable refusal when the store cannot be
+// reached; nothing was recorded, so the same request can be sent again.
+func unavailable(err error) error {
+	if errors.Is(err, blobstore.ErrUnavailable) {
+		return errs.Retry(errs.Unavailable, "the object store is unreachable; the session is unchanged and resumable", 5*time.Second,
+			"object store unavailable; send the same request again")
+	}
+	return err
+}
+
+// Open starts an upload session.
+func (s *Service) Open(ctx context.Context, req domain.OpenRequest) (domain.Session, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return domain.Session{}, err
+	}
+	if ok, err := s.Access.Writes(ctx); err != nil {
+		return domain.Session{}, err
+	} else if !ok {
+		return domain.Session{}, errs.New(errs.Denied, "attachments are opened by keys with writer effective access (D7)",
+			"this key holds writer on no workarea")
+	}
+	digest, err := req.Validate(s.Config.MaxSize)
+	if err != nil {
+		return domain.Session{}, err
+	}
+	now := s.now()
+	if n, err := s.Repo.OpenCount(ctx, c.TenantID, c.KeyID, now); err != nil {
+		return domain.Session{}, err
+	} else if n >= s.Config.MaxOpen {
+		return domain.Session{}, errs.Retry(errs.LimitQuota, "open upload sessions per key are bounded", time.Minute,
+			"this key has %d open upload sessions (the most allowed); complete, abort or let one expire", n)
+	}
+	ses := domain.Session{
+		ID: ids.New(ids.Upload), TenantID: c.TenantID, KeyID: c.KeyID, State: domain.Open,
+		MediaType: req.MediaType, Size: req.Size, ExpectedSHA256: digest, PartSize: req.PartSize,
+		Address: s.Keys.Address(c.TenantID, digest), CreatedAt: now, ExpiresAt: now.Add(s.Config.TTL),
+	}
+	if _, err := s.Repo.BlobGet(ctx, c.TenantID, digest); errors.Is(err, ErrNotFound) {
+		// New content: a data key and a multipart upload of its own.
+		dataKey, err := seal.NewDataKey()
+		if err != nil {
+			return domain.Session{}, err
+		}
+		if ses.WrappedKey, err = s.Keys.Wrap(dataKey, c.TenantID, ses.Address); err != nil {
+			return domain.Session{}, err
+		}
+		ses.ObjectKey = objectKey(c.TenantID, ses.Address, ses.ID)
+		if ses.StoreUpload, err = s.Store.Begin(ctx, ses.ObjectKey); err != nil {
+			return domain.Session{}, unavailable(err)
+		}
+	} else if err != nil {
+		return domain.Session{}, err
+	}
+	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
+		if err := s.Repo.SessionInsert(ctx, ses); err != nil {
+			return err
+		}
+		return s.record(ctx, c.TenantID, journal.Event{
+			Type: "attachment.open", Actor: c.KeyID, Subject: map[string]any{"upload_session": ses.ID},
+			Payload: map[string]any{"media_type": ses.MediaType, "size_bytes": ses.Size, "parts": ses.PartsExpected(), "stored_before": ses.ObjectKey == ""},
+		})
+	})
+	if err != nil && ses.StoreUpload != "" {
+		s.abortUpload(ses.ObjectKey, ses.StoreUpload)
+	}
+	return ses, err
+}
+
+// objectKey is where a tenant's content lives in the store: under its
+// keyed address (never its name or digest), one object per stored copy, so
+// deleting a shredded copy can never touch one stored again later.
+func objectKey(tenant, address, session string) string {
+	return "blobs/" + tenant + "/" + address + "/" + session
+}
+
+// Status returns the caller's session.
+func (s *Service) Status(ctx context.Context, id string) (domain.Session, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return domain.Session{}, err
+	}
+	return s.own(ctx, c, id)
+}
+
+// own loads a session of the caller's key; anything else is not found.
+func (s *Service) own(ctx context.Context, c auth.Caller, id string) (domain.Session, error) {
+	if !ids.Has(ids.Upload, id) {
+		return domain.Session{}, sessionNotFound()
+	}
+	ses, err := s.Repo.SessionGet(ctx, c.TenantID, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && ses.KeyID != c.KeyID) {
+		return domain.Session{}, sessionNotFound()
+	}
+	if err == nil && ses.State == domain.Open && ses.Lapsed(s.now()) {
+		ses.State, ses.Reason = domain.Expired, "expired before its last part" // the sweeper will record it
+	}
+	return ses, err
+}
+
+// Part is one PUT of a part.
+type Part struct {
+	Session string
+	N       int
+	Body    io.Reader
+	// Length is the declared Content-Length (-1 when unknown).
+	Length int64
+	// ContentMD5 and ContentDigest are the optional integrity headers.
+	ContentMD5    string
+	ContentDigest string
+}
+
+// PutPart takes part n of a session: the next one is stored; one already
+// received is an idempotent success if its bytes are identical and a
+// conflict otherwise; anything else is refused without changing the
+// session. On the last part the plaintext digest decides: complete, or
+// aborted with upload.digest_mismatch.
+func (s *Service) PutPart(ctx context.Context, p Part) (domain.Session, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return domain.Session{}, err
+	}
+	ses, err := s.own(ctx, c, p.Session)
+	if err != nil {
+		return domain.Session{}, err
+	}
+	now := s.now()
+	decision, err := ses.CheckPart(p.N, lengthOr(p.Length, ses.PartLength(p.N)), now)
+	if err != nil {
+		return domain.Session{}, err
+	}
+	if decision == domain.Repeat {
+		return s.repeat(ses, p)
+	}
+	token := newToken()
+	leased, ok, err := s.Repo.Lease(ctx, c.TenantID, ses.ID, token, now.Add(s.Config.LeaseTTL), now)
+	if err != nil {
+		return domain.Session{}, err
+	}
+	if !ok {
+		fresh, err := s.own(ctx, c, ses.ID)
+		if err != nil {
+			return domain.Session{}, err
+		}
+		if d, err := fresh.CheckPart(p.N, lengthOr(p.Length, fresh.PartLength(p.N)), now); err != nil {
+			return domain.Session{}, err
+		} else if d == domain.Repeat {
+			return s.repeat(fresh, p)
+		}
+		return domain.Session{}, errs.Retry(errs.UploadBusy, "one writer per upload session at a time (any replica)", time.Second,
+			"part %d of session %s is being written by another request; retry shortly", p.N, ses.ID)
+	}
+	out, err := s.store(ctx, c, leased, token, p)
+	if err != nil {
+		// Nothing was recorded; let the next attempt in at once.
+		if rerr := s.Repo.Release(context.WithoutCancel(ctx), c.TenantID, ses.ID, token); rerr != nil {
+			s.Log.Warn("release upload lease", "session", ses.ID, "err", rerr)
+		}
+	}
+	return out, err
+}
+
+func lengthOr(declared, expected int64) int64 {
+	if declared < 0 {
+		return expected
+	}
+	return declared
+}
+
+// readPart reads exactly want bytes of body, refusing more or fewer, and
+// checks the integrity headers when sent.
+func readPart(p Part, want int64, buf []byte) ([]byte, error) {
+	buf = buf[:0]
+	w := bytes.NewBuffer(buf)
+	n, err := io.Copy(w, io.LimitReader(p.Body, want+1))
+	if err != nil {
+		return nil, errs.Invalid("could not read part %d: %v", p.N, err)
+	}
+	if n != want {
+		code := errs.UploadPartSize
+		if n > want {
+			code = errs.LimitSize
+		}
+		return nil, errs.New(code, "every part but the last is part_size_bytes long; the last holds the rest",
+			"part %d must be %d bytes, got %d", p.N, want, n)
+	}
+	body := w.Bytes()
+	if p.ContentMD5 != "" {
+		sum := md5.Sum(body)
+		if p.ContentMD5 != base64.StdEncoding.EncodeToString(sum[:]) {
+			return nil, partIntegrity(p.N, "Content-MD5")
+		}
+	}
+	if p.ContentDigest != "" {
+		want, ok := sha256Digest(p.ContentDigest)
+		if !ok {
+			return nil, errs.Invalid("Content-Digest must carry sha-256=:<base64>:, got %q", p.ContentDigest)
+		}
+		if sum := sha256.Sum256(body); !bytes.Equal(sum[:], want) {
+			return nil, partIntegrity(p.N, "Content-Digest")
+		}
+	}
+	return body, nil
+}
+
+func partIntegrity(n int, header string) error {
+	return errs.New(errs.UploadPartCheck, "a part sent with an integrity header must match it; nothing was recorded",
+		"part %d does not match its %s header; send it again", n, header)
+}
+
+// sha256Digest reads the sha-256 member of an RFC 9530 Content-Digest.
+func sha256Digest(h string) ([]byte, bool) {
+	for _, member := range strings.Split(h, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(member), "=")
+		if !ok || !strings.EqualFold(k, "sha-256") {
+			continue
+		}
+		v = strings.Trim(v, ":")
+		b, err := base64.StdEncoding.DecodeString(v)
+		return b, err == nil && len(b) == sha256.Size
+	}
+	return nil, false
+}
+
+// repeat answers a part that was already received.
+func (s *Service) repeat(ses domain.Session, p Part) (domain.Session, error) {
+	buf := s.buffer(ses.PartLength(p.N))
+	body, err := readPart(p, ses.PartLength(p.N), buf)
+	defer s.bufs.Put(&buf)
+	if err != nil {
+		return domain.Session{}, err
+	}
+	sum := sha256.Sum256(body)
+	if !bytes.Equal(sum[:], ses.PartSHA256[p.N-1]) {
+		return domain.Session{}, errs.New(errs.UploadPartDiffer, "a part is stored once; resending it must send the same bytes",
+			"part %d of session %s was received with other bytes", p.N, ses.ID)
+	}
+	return ses, nil
+}
+
+func (s *Service) buffer(n int64) []byte {
+	if b, ok := s.bufs.Get().(*[]byte); ok && int64(cap(*b)) >= n {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, seal.SealedLen(n)+1)
+}
+
+// store writes the next part under the lease.
+func (s *Service) store(ctx context.Context, c auth.Caller, ses domain.Session, token string, p Part) (domain.Session, error) {
+	now := s.now()
+	if d, err := ses.CheckPart(p.N, lengthOr(p.Length, ses.PartLength(p.N)), now); err != nil {
+		return domain.Session{}, err
+	} else if d == domain.Repeat {
+		return s.repeat(ses, p)
+	}
+	plain := s.buffer(ses.PartLength(p.N))
+	defer s.bufs.Put(&plain)
+	body, err := readPart(p, ses.PartLength(p.N), plain)
+	if err != nil {
+		return domain.Session{}, err
+	}
+
+	running := sha256.New()
+	if len(ses.HashState) > 0 {
+		if err := running.(encoding.BinaryUnmarshaler).UnmarshalBinary(ses.HashState); err != nil {
+			return domain.Session{}, fmt.Errorf("restore running digest of %s: %w", ses.ID, err)
+		}
+	}
+	running.Write(body)
+	partSum := sha256.Sum256(body)
+	last := p.N == ses.PartsExpected()
+	if last {
+		if got := running.Sum(nil); !bytes.Equal(got, ses.ExpectedSHA256[:]) {
+			return domain.Session{}, s.mismatch(ctx, c, ses, got)
+		}
+	}
+	var etag string
+	if ses.ObjectKey != "" {
+		etag, err = s.putSealed(ctx, c, ses, p.N, last, body)
+		if err != nil {
+			return domain.Session{}, err
+		}
+	}
+	state, err := marshal(running)
+	if err != nil {
+		return domain.Session{}, err
+	}
+	ses.PartsReceived, ses.BytesReceived, ses.HashState = p.N, ses.BytesReceived+int64(len(body)), state
+	ses.PartSHA256 = append(ses.PartSHA256, partSum[:])
+	ses.PartETags = append(ses.PartETags, etag)
+	ses.PartAttempts = append(ses.PartAttempts, ses.Attempts)
+	if !last {
+		if err := s.Repo.Progress(ctx, ses, token); errors.Is(err, ErrLeaseLost) {
+			return domain.Session{}, errs.Retry(errs.UploadBusy, "one writer per upload session at a time (any replica)", time.Second,
+				"the write of part %d took longer than its lease; send it again", p.N)
+		} else if err != nil {
+			return domain.Session{}, err
+		}
+		return ses, nil
+	}
+	return s.complete(ctx, c, ses, token)
+}
+
+func marshal(h hash.Hash) ([]byte, error) {
+	return h.(encoding.BinaryMarshaler).MarshalBinary()
+}
+
+// putSealed seals a part under the session's data key and this write's
+// attempt, and stores it.
+func (s *Service) putSealed(ctx context.Context, c auth.Caller, ses domain.Session, n int, last bool, plain []byte) (string, error) {
+	dataKey, err := s.Keys.Unwrap(ses.WrappedKey, c.TenantID, ses.Address)
+	if err != nil {
+		return "", fmt.Errorf("unwrap data key of %s: %w", ses.ID, err)
+	}
+	obj, err := seal.NewObject(dataKey, ses.Address)
+	if err != nil {
+		return "", err
+	}
+	sealed := obj.SealPart(s.buffer(int64(len(plain))), uint32(n), uint32(ses.Attempts), last, plain)
+	defer s.bufs.Put(&sealed)
+	etag, err := s.Store.PutPart(ctx, ses.ObjectKey, ses.StoreUpload, n, sealed)
+	if errors.Is(err, blobstore.ErrNotFound) {
+		// The store no longer knows the upload (it was completed or
+		// aborted behind our back): this session cannot finish.
+		_, _ = s.close(context.WithoutCancel(ctx), c, ses, domain.Aborted, "the object store lost the multipart upload")
+		return "", errs.New(errs.UploadClosed, "only an open session takes parts (D3)",
+			"the object store no longer holds session %s's upload; open a new session", ses.ID)
+	}
+	return etag, unavailable(err)
+}
+
+// mismatch ends a session whose bytes do not hash to the expected digest.
+func (s *Service) mismatch(ctx context.Context, c auth.Caller, ses domain.Session, got []byte) error {
+	if _, err := s.close(ctx, c, ses, domain.Aborted, "digest mismatch"); err != nil {
+		return err
+	}
+	return errs.New(errs.DigestMismatch, "a session records its expected digest; bytes that do not match never bind (D3)",
+		"session %s received bytes with sha256 %s, expected %s; session is terminal, open a new one",
+		ses.ID, hex.EncodeToString(got), hex.EncodeToString(ses.ExpectedSHA256[:]))
+}
+
+// close moves an open session to a terminal state, journals it and
+// abandons its multipart upload.
+func (s *Service) close(ctx context.Context, c auth.Caller, ses domain.Session, state domain.State, reason string) (domain.Session, error) {
+	var out domain.Session
+	var closed bool
+	err := s.Tx.InTx(ctx, func(ctx context.Context) error {
+		var err error
+		if out, closed, err = s.Repo.Close(ctx, c.TenantID, ses.ID, state, reason); err != nil || !closed {
+			return err
+		}
+		if out.StoreUpload != "" {
+			if err := s.Repo.DoomedInsert(ctx, Doomed{TenantID: c.TenantID, ObjectKey: out.ObjectKey, StoreUpload: out.StoreUpload}, s.now()); err != nil {
+				return err
+			}
+		}
+		return s.record(ctx, c.TenantID, journal.Event{
+			Type: "attachment." + string(state), Actor: c.KeyID, Subject: map[string]any{"upload_session": ses.ID},
+			Payload: map[string]any{"reason": reason, "parts_received": out.PartsReceived},
+		})
+	})
+	if err != nil {
+		return domain.Session{}, err
+	}
+	if !closed {
+		return s.Repo.SessionGet(ctx, c.TenantID, ses.ID)
+	}
+	if out.StoreUpload != "" {
+		s.abortUpload(out.ObjectKey, out.StoreUpload)
+	}
+	return out, nil
+}
+
+// abortUpload abandons a multipart upload now, best effort; the sweeper
+// retries from the doomed queue.
+func (s *Service) abortUpload(key, upload string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Store.Abort(ctx, key, upload); err != nil {
+		s.Log.Warn("abort multipart upload", "object", key, "err", err)
+	}
+}
+
+// complete records the last part and the session's completion: the
+// content is stored once per tenant, whoever completes it first.
+func (s *Service) complete(ctx context.Context, c auth.Caller, ses domain.Session, token string) (domain.Session, error) {
+	var abandon bool
+	err := s.Tx.InTx(ctx, func(ctx context.Context) error {
+		abandon = false
+		if err := s.Repo.LockAddress(ctx, c.TenantID, ses.Address); err != nil {
+			return err
+		}
+		_, err := s.Repo.BlobGet(ctx, c.TenantID, ses.ExpectedSHA256)
+		switch {
+		case err == nil:
+			// The tenant holds this content already (stored before this
+			// session opened, or by a session that completed first).
+			abandon = ses.StoreUpload != ""
+		case errors.Is(err, ErrNotFound) && ses.ObjectKey == "":
+			return errs.New(errs.UploadClosed, "content is stored once per tenant; it was erased while this session was open",
+				"the content of session %s was erased during the upload; open a new session and send it again", ses.ID)
+		case errors.Is(err, ErrNotFound):
+			if err := s.Store.Complete(ctx, ses.ObjectKey, ses.StoreUpload, ses.PartETags); err != nil {
+				return unavailable(err)
+			}
+			attempts := slicesClone(ses.PartAttempts)
+			if err := s.Repo.BlobInsert(ctx, Blob{
+				TenantID: c.TenantID, SHA256: ses.ExpectedSHA256, Address: ses.Address, ObjectKey: ses.ObjectKey,
+				Size: ses.Size, PartSize: ses.PartSize, PartAttempts: attempts, WrappedKey: ses.WrappedKey, CreatedAt: s.now(),
+			}); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+		now := s.now()
+		ses.State, ses.CompletedAt = domain.Complete, &now
+		if err := s.Repo.Progress(ctx, ses, token); err != nil {
+			return err
+		}
+		if abandon {
+			if err := s.Repo.DoomedInsert(ctx, Doomed{TenantID: c.TenantID, ObjectKey: ses.ObjectKey, StoreUpload: ses.StoreUpload}, now); err != nil {
+				return err
+			}
+		}
+		return s.record(ctx, c.TenantID, journal.Event{
+			Type: "attachment.complete", Actor: c.KeyID, Subject: map[string]any{"upload_session": ses.ID},
+			Payload: map[string]any{"sha256": hex.EncodeToString(ses.ExpectedSHA256[:]), "size_bytes": ses.Size, "deduplicated": abandon || ses.ObjectKey == ""},
+		})
+	})
+	if errors.Is(err, ErrLeaseLost) {
+		return domain.Session{}, errs.Retry(errs.UploadBusy, "one writer per upload session at a time (any replica)", time.Second,
+			"the write of the last part took longer than its lease; send it again")
+	}
+	if err != nil {
+		return domain.Session{}, err
+	}
+	if abandon {
+		s.abortUpload(ses.ObjectKey, ses.StoreUpload)
+	}
+	return ses, nil
+}
+
+func slicesClone(a []int32) []int32 { return append([]int32(nil), a...) }
+
+// Abort ends the caller's open session; aborting an aborted or expired
+// one again is a no-op, a complete one is refused.
+func (s *Service) Abort(ctx context.Context, id string) (domain.Session, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return domain.Session{}, err
+	}
+	ses, err := s.own(ctx, c, id)
+	if err != nil {
+		return domain.Session{}, err
+	}
+	switch ses.State {
+	case domain.Complete:
+		return domain.Session{}, errs.New(errs.UploadClosed, "a complete session is not aborted; unbound content expires with it",
+			"session %s is complete", ses.ID)
+	case domain.Aborted:
+		return ses, nil
+	}
+	state, reason := domain.Aborted, "aborted by its owner"
+	if ses.State == domain.Expired {
+		state, reason = domain.Expired, ses.Reason
+	}
+	return s.close(ctx, c, ses, state, reason)
+}
+
+func (s *Service) record(ctx context.Context, tenant string, e journal.Event) error {
+	_, err := s.Journal.Append(ctx, tenant, e)
+	return err
+}
+
+// newToken returns a random lease token.
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,105 @@
+// Package extract turns an attachment into what its reviewer reads: the
+// text of plain text, markdown, JSON, CSV and PDF files, where a
+// deterministic extractor exists. Anything else is opaque and reviewed by
+// its provenance, digest, size and scan result.
+package extract
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"mime"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ledongthuc/pdf"
+)
+
+// Limits: the text shown to a reviewer, and the largest PDF parsed.
+const (
+	MaxText = 64 << 10
+	MaxPDF  = 32 << 20
+)
+
+// Kinds of review material.
+const (
+	KindText   = "text"
+	KindPDF    = "pdf_text"
+	KindOpaque = "opaque"
+)
+
+// Material is an attachment's review material.
+type Material struct {
+	Kind      string
+	Text      string
+	Truncated bool
+	// Note says why there is no text (opaque type, failed extraction).
+	Note string
+}
+
+// Textual reports whether a media type has a text extractor.
+func Textual(mediaType string) bool {
+	mt, _, _ := mime.ParseMediaType(mediaType)
+	switch {
+	case strings.HasPrefix(mt, "text/"), mt == "application/json", strings.HasSuffix(mt, "+json"),
+		mt == "application/csv", mt == "application/x-ndjson", mt == "application/pdf":
+		return true
+	}
+	return false
+}
+
+// From extracts review material from an attachment's plaintext.
+func From(mediaType string, r io.ReaderAt, size int64) Material {
+	mt, _, _ := mime.ParseMediaType(mediaType)
+	if !Textual(mt) {
+		return Material{Kind: KindOpaque, Note: fmt.Sprintf("no deterministic text extractor for %s", mt)}
+	}
+	if mt == "application/pdf" {
+		return fromPDF(r, size)
+	}
+	buf := make([]byte, min(size, MaxText))
+	if _, err := r.ReadAt(buf, 0); err != nil && err != io.EOF {
+		return Material{Kind: KindOpaque, Note: "could not read the attachment: " + err.Error()}
+	}
+	return text(KindText, buf, size > MaxText)
+}
+
+// text keeps valid UTF-8 only: a cut at the limit may split a character.
+func text(kind string, b []byte, truncated bool) Material {
+	for len(b) > 0 && !utf8.Valid(b) {
+		_, n := utf8.DecodeLastRune(b)
+		if n <= 0 || !truncated {
+			return Material{Kind: KindOpaque, Note: "declared as text but is not valid UTF-8"}
+		}
+		b = b[:len(b)-n]
+	}
+	return Material{Kind: kind, Text: string(b), Truncated: truncated}
+}
+
+// fromPDF extracts a PDF's text, guarding against parser panics on
+// hostile files.
+func fromPDF(r io.ReaderAt, size int64) (m Material) {
+	if size > MaxPDF {
+		return Material{Kind: KindOpaque, Note: fmt.Sprintf("PDF larger than %d MiB is not parsed", MaxPDF>>20)}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			m = Material{Kind: KindOpaque, Note: fmt.Sprintf("PDF text extraction failed: %v", p)}
+		}
+	}()
+	doc, err := pdf.NewReader(r, size)
+	if err != nil {
+		return Material{Kind: KindOpaque, Note: "not a readable PDF: " + err.Error()}
+	}
+	plain, err := doc.GetPlainText()
+	if err != nil {
+		return Material{Kind: KindOpaque, Note: "PDF text extraction failed: " + err.Error()}
+	}
+	var out bytes.Buffer
+	n, _ := io.Copy(&out, io.LimitReader(plain, MaxText+1))
+	b := out.Bytes()
+	if n > MaxText {
+		b = b[:MaxText]
+	}
+	return text(KindPDF, b, n > MaxText)
+}

@@ -1,0 +1,120 @@
+-- name: SessionInsert :exec
+INSERT INTO attachments.sessions (
+    tenant_id, id, key_id, state, media_type, size_bytes, expected_sha256, part_size,
+    address, object_key, store_upload, wrapped_key, created_at, expires_at
+) VALUES (
+    @tenant_id, @id, @key_id, 'open', @media_type, @size_bytes, @expected_sha256, @part_size,
+    @address, @object_key, @store_upload, @wrapped_key, @created_at, @expires_at
+);
+
+-- name: SessionGet :one
+SELECT * FROM attachments.sessions WHERE tenant_id = $1 AND id = $2;
+
+-- name: SessionsForBind :many
+-- Sessions a submission names, locked so a concurrent abort or sweep
+-- cannot change them under the binding.
+SELECT * FROM attachments.sessions WHERE tenant_id = $1 AND id = ANY(@ids::text[]) FOR SHARE;
+
+-- name: SessionsOpenCount :one
+SELECT count(*) FROM attachments.sessions
+WHERE tenant_id = $1 AND key_id = $2 AND state = 'open' AND expires_at > @now;
+
+-- name: SessionLease :one
+-- Takes the session's write lease and the next seal attempt, unless
+-- another writer holds a live lease.
+UPDATE attachments.sessions
+SET lease_token = @token, lease_until = @until, attempts = attempts + 1
+WHERE tenant_id = @tenant_id AND id = @id AND state = 'open'
+  AND (lease_until IS NULL OR lease_until <= @now)
+RETURNING *;
+
+-- name: SessionRelease :exec
+UPDATE attachments.sessions SET lease_token = NULL, lease_until = NULL
+WHERE tenant_id = $1 AND id = $2 AND lease_token = @token;
+
+-- name: SessionProgress :execrows
+-- Records a stored part and releases the lease, if the lease is still
+-- this writer's.
+UPDATE attachments.sessions
+SET parts_received = @parts_received, bytes_received = @bytes_received, hash_state = @hash_state,
+    part_sha256 = @part_sha256, part_etags = @part_etags, part_attempts = @part_attempts,
+    state = @state, reason = @reason, completed_at = @completed_at,
+    lease_token = NULL, lease_until = NULL
+WHERE tenant_id = @tenant_id AND id = @id AND lease_token = @token;
+
+-- name: SessionClose :one
+-- Ends an open session (abort, digest mismatch, expiry).
+UPDATE attachments.sessions
+SET state = @state, reason = @reason, lease_token = NULL, lease_until = NULL
+WHERE tenant_id = @tenant_id AND id = @id AND state = 'open'
+RETURNING *;
+
+-- name: SessionsExpireDue :many
+-- Open sessions past their expiry become expired; SKIP LOCKED lets every
+-- replica sweep without waiting on another.
+UPDATE attachments.sessions s SET state = 'expired', reason = 'expired before its last part', lease_token = NULL, lease_until = NULL
+WHERE (s.tenant_id, s.id) IN (
+    SELECT x.tenant_id, x.id FROM attachments.sessions x
+    WHERE x.state = 'open' AND x.expires_at <= @now
+    ORDER BY x.expires_at
+    LIMIT @max_rows
+    FOR UPDATE SKIP LOCKED
+)
+RETURNING s.*;
+
+-- name: AddressLock :exec
+-- Serialises completion and shredding of one tenant's content.
+SELECT pg_advisory_xact_lock(hashtextextended(@tenant_id::text || '/' || @address::text, 0));
+
+-- name: BlobGet :one
+SELECT * FROM attachments.blobs WHERE tenant_id = $1 AND sha256 = $2;
+
+-- name: BlobInsert :exec
+INSERT INTO attachments.blobs (tenant_id, sha256, address, object_key, size_bytes, part_size, part_attempts, wrapped_key, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9);
+
+-- name: BlobDelete :one
+DELETE FROM attachments.blobs WHERE tenant_id = $1 AND sha256 = $2 RETURNING *;
+
+-- name: SessionBind :execrows
+-- Marks a complete session bound, once.
+UPDATE attachments.sessions SET bound_at = @at
+WHERE tenant_id = @tenant_id AND id = @id AND state = 'complete' AND bound_at IS NULL;
+
+-- name: BindingInsert :exec
+INSERT INTO attachments.bindings (tenant_id, artifact_id, sha256, session_id, media_type, size_bytes)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT DO NOTHING;
+
+-- name: BindingGet :one
+SELECT * FROM attachments.bindings WHERE tenant_id = $1 AND artifact_id = $2 AND sha256 = $3;
+
+-- name: BindingsDelete :many
+DELETE FROM attachments.bindings WHERE tenant_id = $1 AND artifact_id = $2 RETURNING sha256;
+
+-- name: BlobInUse :one
+-- Whether content is still needed: bound to a claim, or held by a
+-- session that may still complete or bind.
+SELECT EXISTS (SELECT 1 FROM attachments.bindings b WHERE b.tenant_id = @tenant_id AND b.sha256 = @sha256)
+    OR EXISTS (SELECT 1 FROM attachments.sessions s WHERE s.tenant_id = @tenant_id AND s.expected_sha256 = @sha256
+               AND (s.state = 'open' OR (s.state = 'complete' AND s.bound_at IS NULL)) AND s.expires_at > @now);
+
+-- name: BlobsUnused :many
+-- Blobs no claim binds and no live session holds, for the sweeper.
+SELECT b.tenant_id, b.sha256 FROM attachments.blobs b
+WHERE NOT EXISTS (SELECT 1 FROM attachments.bindings x WHERE x.tenant_id = b.tenant_id AND x.sha256 = b.sha256)
+  AND NOT EXISTS (SELECT 1 FROM attachments.sessions s WHERE s.tenant_id = b.tenant_id AND s.expected_sha256 = b.sha256
+                  AND (s.state = 'open' OR (s.state = 'complete' AND s.bound_at IS NULL)) AND s.expires_at > @now)
+LIMIT @max_rows;
+
+-- name: DoomedInsert :exec
+INSERT INTO attachments.doomed (tenant_id, object_key, store_upload, queued_at) VALUES ($1, $2, $3, $4);
+
+-- name: DoomedNext :many
+SELECT * FROM attachments.doomed ORDER BY id LIMIT @max_rows FOR UPDATE SKIP LOCKED;
+
+-- name: DoomedDelete :exec
+DELETE FROM attachments.doomed WHERE id = $1;
+
+-- name: BindingsList :many
+SELECT * FROM attachments.bindings WHERE tenant_id = $1 AND artifact_id = $2 ORDER BY sha256;
