@@ -25,7 +25,7 @@ type team struct {
 	writer, author2, reviewer, reader issuedKey
 }
 
-func newTeam(t *testing.T, s *server) team {
+func newTeam(t testing.TB, s *server) team {
 	t.Helper()
 	s.createWorkarea(t, "universe", "procurement")
 	tm := team{s: s, crew: s.createWorkarea(t, "universe.procurement", "metals-crew", "--status", "committed")}
@@ -57,7 +57,7 @@ type remembered struct {
 	IdempotentReplay bool   `json:"idempotent_replay"`
 }
 
-func toolJSON[T any](t *testing.T, cs *mcp.ClientSession, name string, args any) T {
+func toolJSON[T any](t testing.TB, cs *mcp.ClientSession, name string, args any) T {
 	t.Helper()
 	sc, isErr := callTool(t, cs, name, args)
 	if isErr {
@@ -70,7 +70,7 @@ func toolJSON[T any](t *testing.T, cs *mcp.ClientSession, name string, args any)
 	return v
 }
 
-func toolError(t *testing.T, cs *mcp.ClientSession, name string, args any) (string, json.RawMessage) {
+func toolError(t testing.TB, cs *mcp.ClientSession, name string, args any) (string, json.RawMessage) {
 	t.Helper()
 	sc, isErr := callTool(t, cs, name, args)
 	if !isErr {
@@ -96,7 +96,7 @@ type served struct {
 }
 
 // serve asks for the next item; ok is false on 204.
-func (s *server) serve(t *testing.T, key string) (served, bool) {
+func (s *server) serve(t testing.TB, key string) (served, bool) {
 	t.Helper()
 	r := s.do(t, "POST", "/v1/reviews/serve", key, nil)
 	if r.Status == 204 {
@@ -105,7 +105,7 @@ func (s *server) serve(t *testing.T, key string) (served, bool) {
 	return decode[served](t, r, 200), true
 }
 
-func (s *server) verdict(t *testing.T, key, serveID, verdict string) reply {
+func (s *server) verdict(t testing.TB, key, serveID, verdict string) reply {
 	t.Helper()
 	return s.do(t, "POST", "/v1/reviews/"+serveID+"/verdict", key, map[string]string{"verdict": verdict, "reason": "checked"})
 }

@@ -20,7 +20,7 @@ type listedPackage struct {
 	XTestImports []string
 }
 
-func listPackages(t *testing.T) []listedPackage {
+func listPackages(t testing.TB) []listedPackage {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-json", module+"/...")
 	cmd.Dir = ".."

@@ -38,7 +38,7 @@ type uploadSession struct {
 	Reason         string `json:"reason"`
 }
 
-func s3Client(t *testing.T) *s3.Client {
+func s3Client(t testing.TB) *s3.Client {
 	t.Helper()
 	return s3.New(s3.Options{
 		BaseEndpoint: aws.String(os.Getenv("OML_TEST_S3_ENDPOINT")), Region: "us-east-1", UsePathStyle: true,
@@ -47,7 +47,7 @@ func s3Client(t *testing.T) *s3.Client {
 }
 
 // objects lists the keys in the server's bucket.
-func (s *server) objects(t *testing.T) map[string]int64 {
+func (s *server) objects(t testing.TB) map[string]int64 {
 	t.Helper()
 	out, err := s3Client(t).ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: &s.Bucket})
 	if err != nil {
@@ -60,7 +60,7 @@ func (s *server) objects(t *testing.T) map[string]int64 {
 	return keys
 }
 
-func randomFile(t *testing.T, size int) (string, []byte, string) {
+func randomFile(t testing.TB, size int) (string, []byte, string) {
 	t.Helper()
 	data := make([]byte, size)
 	_, _ = rand.Read(data)
@@ -72,7 +72,7 @@ func randomFile(t *testing.T, size int) (string, []byte, string) {
 	return path, data, hex.EncodeToString(sum[:])
 }
 
-func (s *server) openUpload(t *testing.T, key string, size int, digest string, extra ...string) reply {
+func (s *server) openUpload(t testing.TB, key string, size int, digest string, extra ...string) reply {
 	t.Helper()
 	body := map[string]any{"media_type": "application/octet-stream", "size_bytes": size, "expected_digest": "sha256:" + digest, "part_size_bytes": 5 << 20}
 	for i := 0; i+1 < len(extra); i += 2 {
@@ -81,7 +81,7 @@ func (s *server) openUpload(t *testing.T, key string, size int, digest string, e
 	return s.do(t, "POST", "/v1/attachments/uploads", key, body)
 }
 
-func (s *server) putPart(t *testing.T, key, session string, n int, body []byte, headers ...string) reply {
+func (s *server) putPart(t testing.TB, key, session string, n int, body []byte, headers ...string) reply {
 	t.Helper()
 	return s.do(t, "PUT", fmt.Sprintf("/v1/attachments/uploads/%s/parts/%d", session, n), key, body, headers...)
 }
@@ -231,12 +231,12 @@ type servedAttachments struct {
 	Item    struct {
 		ArtifactID       string `json:"artifact_id"`
 		AttachmentReview []struct {
-			SHA256     string `json:"sha256"`
-			Review     string `json:"review"`
-			Text       string `json:"text"`
-			Note       string `json:"note"`
-			SizeBytes  int64  `json:"size_bytes"`
-			Findings   []struct {
+			SHA256    string `json:"sha256"`
+			Review    string `json:"review"`
+			Text      string `json:"text"`
+			Note      string `json:"note"`
+			SizeBytes int64  `json:"size_bytes"`
+			Findings  []struct {
 				Rule string `json:"rule"`
 			} `json:"findings"`
 			Provenance struct {
@@ -479,7 +479,7 @@ type tcpProxy struct {
 	open []net.Conn
 }
 
-func newTCPProxy(t *testing.T, target string) *tcpProxy {
+func newTCPProxy(t testing.TB, target string) *tcpProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -527,7 +527,7 @@ func (p *tcpProxy) setDown(down bool) {
 }
 
 // scan reads one row of a query into dst.
-func (s *server) scan(t *testing.T, query string, dst ...any) {
+func (s *server) scan(t testing.TB, query string, dst ...any) {
 	t.Helper()
 	conn, err := pgx.Connect(context.Background(), s.DBURL)
 	if err != nil {
@@ -541,7 +541,7 @@ func (s *server) scan(t *testing.T, query string, dst ...any) {
 
 // bootstrapTenant creates another tenant in the server's database and
 // returns its admin key.
-func (s *server) bootstrapTenant(t *testing.T, name string) string {
+func (s *server) bootstrapTenant(t testing.TB, name string) string {
 	t.Helper()
 	var boot struct {
 		AdminKey string `json:"admin_key"`

@@ -12,7 +12,7 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
+func golden(t testing.TB, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *update {

@@ -82,7 +82,7 @@ type server struct {
 	done     chan error
 }
 
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -95,7 +95,7 @@ func freePort(t *testing.T) string {
 // startServer migrates a fresh database, bootstraps tenant "acme" and
 // serves (extraEnv adds NAME=value settings); the server is stopped with
 // SIGTERM when t ends and must exit cleanly.
-func startServer(t *testing.T, extraEnv ...string) *server {
+func startServer(t testing.TB, extraEnv ...string) *server {
 	t.Helper()
 	s := &server{DBURL: pgtest.NewURL(t), logs: &syncBuffer{}, done: make(chan error, 1)}
 	addr := freePort(t)
@@ -128,13 +128,29 @@ func startServer(t *testing.T, extraEnv ...string) *server {
 	}
 	s.TenantID, s.RootID, s.AdminKey = boot.TenantID, boot.RootWorkareaID, boot.AdminKey
 
-	t.Cleanup(func() { s.stop(t) })
+	t.Cleanup(func() {
+		s.stop(t)
+		if t.Failed() {
+			t.Logf("oml-server errors:\n%s", s.errorLines())
+		}
+	})
 	s.launch(t)
 	return s
 }
 
+// errorLines are the server's logged errors, for a failing test's report.
+func (s *server) errorLines() string {
+	var out []string
+	for _, line := range strings.Split(s.logs.String(), "\n") {
+		if strings.Contains(line, "level=ERROR") || strings.Contains(line, "level=WARN") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 // launch starts `oml-server serve` and waits until it is ready.
-func (s *server) launch(t *testing.T) {
+func (s *server) launch(t testing.TB) {
 	t.Helper()
 	s.done = make(chan error, 1)
 	s.cmd = exec.Command(bins.server, "serve")
@@ -162,14 +178,14 @@ func (s *server) launch(t *testing.T) {
 
 // restart stops the server gracefully and starts it again on the same
 // address, database and store.
-func (s *server) restart(t *testing.T) {
+func (s *server) restart(t testing.TB) {
 	t.Helper()
 	s.stop(t)
 	s.launch(t)
 }
 
 // run runs an oml-server subcommand to completion and returns stdout.
-func (s *server) run(t *testing.T, args ...string) string {
+func (s *server) run(t testing.TB, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(bins.server, args...)
 	cmd.Env = s.env
@@ -182,7 +198,7 @@ func (s *server) run(t *testing.T, args ...string) string {
 }
 
 // stop sends SIGTERM and checks the server shuts down gracefully.
-func (s *server) stop(t *testing.T) {
+func (s *server) stop(t testing.TB) {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
@@ -201,7 +217,7 @@ func (s *server) stop(t *testing.T) {
 
 // oml runs the CLI against s with key; it returns stdout, stderr and the
 // exit error.
-func (s *server) oml(t *testing.T, key string, args ...string) (string, string, error) {
+func (s *server) oml(t testing.TB, key string, args ...string) (string, string, error) {
 	t.Helper()
 	cmd := exec.Command(bins.cli, args...)
 	cmd.Env = s.cliEnv(key)
@@ -219,7 +235,7 @@ func (s *server) cliEnv(key string) []string {
 }
 
 // mustOML runs the CLI and fails t on a non-zero exit.
-func (s *server) mustOML(t *testing.T, key string, args ...string) string {
+func (s *server) mustOML(t testing.TB, key string, args ...string) string {
 	t.Helper()
 	out, errOut, err := s.oml(t, key, args...)
 	if err != nil {
@@ -245,7 +261,7 @@ func (r reply) code() string {
 }
 
 // do sends one HTTP request; body may be nil, a string or a value to encode.
-func (s *server) do(t *testing.T, method, path, key string, body any, headers ...string) reply {
+func (s *server) do(t testing.TB, method, path, key string, body any, headers ...string) reply {
 	t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -285,7 +301,7 @@ func (s *server) do(t *testing.T, method, path, key string, body any, headers ..
 }
 
 // decode unmarshals a successful reply.
-func decode[T any](t *testing.T, r reply, status int) T {
+func decode[T any](t testing.TB, r reply, status int) T {
 	t.Helper()
 	var v T
 	if r.Status != status {
@@ -309,7 +325,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // mcpSession connects the official MCP Go SDK client in a protocol era.
-func (s *server) mcpSession(t *testing.T, key, protocol string) *mcp.ClientSession {
+func (s *server) mcpSession(t testing.TB, key, protocol string) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
@@ -327,7 +343,7 @@ func (s *server) mcpSession(t *testing.T, key, protocol string) *mcp.ClientSessi
 }
 
 // callTool calls a tool and returns its structured content and isError.
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) (json.RawMessage, bool) {
+func callTool(t testing.TB, cs *mcp.ClientSession, name string, args any) (json.RawMessage, bool) {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -341,7 +357,7 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) (json.
 }
 
 // sql runs one statement on the server's database.
-func (s *server) sql(t *testing.T, query string, args ...any) {
+func (s *server) sql(t testing.TB, query string, args ...any) {
 	t.Helper()
 	conn, err := pgx.Connect(context.Background(), s.DBURL)
 	if err != nil {
@@ -354,7 +370,7 @@ func (s *server) sql(t *testing.T, query string, args ...any) {
 }
 
 // count runs a counting query on the server's database.
-func (s *server) count(t *testing.T, query string, args ...any) int64 {
+func (s *server) count(t testing.TB, query string, args ...any) int64 {
 	t.Helper()
 	conn, err := pgx.Connect(context.Background(), s.DBURL)
 	if err != nil {

@@ -31,7 +31,7 @@ func (g graphOut) claimIDs() []string {
 }
 
 // promote submits a claim as author and has reviewer ratify it.
-func (tm team) promote(t *testing.T, author, reviewer issuedKey, workarea, key, text string, derives ...string) string {
+func (tm team) promote(t testing.TB, author, reviewer issuedKey, workarea, key, text string, derives ...string) string {
 	t.Helper()
 	s := tm.s
 	body := map[string]any{"workarea": workarea, "claim_key": key, "text": text}

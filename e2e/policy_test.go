@@ -145,7 +145,7 @@ func TestSupersede(t *testing.T) {
 }
 
 // verifyAllEnvelopes checks every stored envelope against the published key.
-func verifyAllEnvelopes(t *testing.T, s *server) {
+func verifyAllEnvelopes(t testing.TB, s *server) {
 	t.Helper()
 	key := decode[struct {
 		PublicKey string `json:"public_key"`

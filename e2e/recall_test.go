@@ -25,7 +25,7 @@ type recallOut struct {
 
 // promote remembers a claim as the team's writer and has its reviewer
 // approve it; it returns the artifact id.
-func (s *server) promote(t *testing.T, tm team, workarea, key, kind, text string) string {
+func (s *server) promote(t testing.TB, tm team, workarea, key, kind, text string) string {
 	t.Helper()
 	body := map[string]any{"workarea": workarea, "claim_key": key, "text": text}
 	if kind != "" {

@@ -23,7 +23,7 @@ type reindexReport struct {
 
 // reindex runs oml-server reindex with extra environment; it returns the
 // report, stderr and the exit error.
-func (s *server) reindex(t *testing.T, env []string, args ...string) (reindexReport, string, error) {
+func (s *server) reindex(t testing.TB, env []string, args ...string) (reindexReport, string, error) {
 	t.Helper()
 	cmd := exec.Command(bins.server, append([]string{"reindex"}, args...)...)
 	cmd.Env = append(append([]string{}, s.env...), env...)

@@ -34,7 +34,7 @@ type issuedKey struct {
 	Token string `json:"token"`
 }
 
-func (s *server) createWorkarea(t *testing.T, parent, name string, extra ...string) workareaInfo {
+func (s *server) createWorkarea(t testing.TB, parent, name string, extra ...string) workareaInfo {
 	t.Helper()
 	args := append([]string{"--json", "workarea", "create", "--parent", parent, "--name", name}, extra...)
 	var w workareaInfo
@@ -44,7 +44,7 @@ func (s *server) createWorkarea(t *testing.T, parent, name string, extra ...stri
 	return w
 }
 
-func (s *server) issueKey(t *testing.T, principal, role string) issuedKey {
+func (s *server) issueKey(t testing.TB, principal, role string) issuedKey {
 	t.Helper()
 	var k issuedKey
 	out := s.mustOML(t, s.AdminKey, "--json", "key", "issue", "--principal", principal, "--role", role)
@@ -54,7 +54,7 @@ func (s *server) issueKey(t *testing.T, principal, role string) issuedKey {
 	return k
 }
 
-func (s *server) grant(t *testing.T, key, workarea, scope, effect string) {
+func (s *server) grant(t testing.TB, key, workarea, scope, effect string) {
 	t.Helper()
 	s.mustOML(t, s.AdminKey, "grant", "add", "--key", key, "--workarea", workarea, "--scope", scope, "--effect", effect)
 }

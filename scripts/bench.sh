@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/services.sh
 
-services_up pg
+services_up pg s3
 mkdir -p var/bench
 COUNT=${COUNT:-3}
 N=${N:-3000}
@@ -40,3 +40,9 @@ echo "## Recall latency and vector-leg recall by corpus size, scope width and co
 echo
 echo "\`RECALL_SIZES=${RECALL_SIZES:-10000,100000} go test -run '^\$' -bench Recall -benchtime 1x -timeout 2h ./contexts/retrieval\`"
 RECALL_SIZES=${RECALL_SIZES:-10000,100000} go test -run '^$' -bench Recall -benchtime 1x -timeout 2h ./contexts/retrieval | tee var/bench/recall.txt | awk '/^[|]/ { print; t = 1; next } t && /^$/ { print; t = 0 }'
+
+echo
+echo "## Attachment upload throughput and server memory"
+echo
+echo "\`go test -run '^\$' -bench UploadThroughput -benchtime 1x ./e2e\` (${UPLOAD_BENCH_BYTES:-1073741824} bytes)"
+go test -run '^$' -bench UploadThroughput -benchtime 1x -timeout 30m ./e2e | tee var/bench/upload.txt | awk '/^[|]/ || /RSS/ { print; t = 1; next } t && /^$/ { print; t = 0 }'

@@ -9,6 +9,7 @@ package app
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/omlhub/oml/contexts/attachments/internal/domain"
@@ -94,7 +95,9 @@ type Repository interface {
 // Store is the object store (blobstore.Store).
 type Store interface {
 	Begin(ctx context.Context, key string) (string, error)
-	PutPart(ctx context.Context, key, upload string, n int, body []byte) (string, error)
+	// PutPart streams size bytes of part n; a body that fails or ends
+	// short leaves no part behind.
+	PutPart(ctx context.Context, key, upload string, n int, body io.Reader, size int64) (string, error)
 	Complete(ctx context.Context, key, upload string, etags []string) error
 	Abort(ctx context.Context, key, upload string) error
 	ReadAt(ctx context.Context, key string, off, n int64) ([]byte, error)

@@ -15,7 +15,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/omlhub/oml/contexts/attachments/internal/blobstore"
@@ -55,10 +54,7 @@ type Deps struct {
 }
 
 // Service is the attachments context's application service.
-type Service struct {
-	Deps
-	bufs sync.Pool // sealed-part buffers, so RSS stays flat across parts
-}
+type Service struct{ Deps }
 
 // New returns a service.
 func New(d Deps) *Service {
@@ -272,40 +268,90 @@ func lengthOr(declared, expected int64) int64 {
 	return declared
 }
 
-// readPart reads exactly want bytes of body, refusing more or fewer, and
-// checks the integrity headers when sent.
-func readPart(p Part, want int64, buf []byte) ([]byte, error) {
-	buf = buf[:0]
-	w := bytes.NewBuffer(buf)
-	n, err := io.Copy(w, io.LimitReader(p.Body, want+1))
-	if err != nil {
-		return nil, errs.Invalid("could not read part %d: %v", p.N, err)
-	}
-	if n != want {
-		code := errs.UploadPartSize
-		if n > want {
-			code = errs.LimitSize
-		}
-		return nil, errs.New(code, "every part but the last is part_size_bytes long; the last holds the rest",
-			"part %d must be %d bytes, got %d", p.N, want, n)
-	}
-	body := w.Bytes()
+// partReader consumes one part's body as it streams: it enforces the
+// part's exact length, feeds the running digest and the part's own, checks
+// the optional integrity headers at the end, and (when sealing) emits the
+// part's sealed segments. Any refusal is returned by finish; a sealed
+// stream whose part is refused ends with that error, so the store never
+// completes the write.
+type partReader struct {
+	p       Part
+	want    int64
+	running hash.Hash
+	part    hash.Hash
+	md5     hash.Hash
+	read    int64
+}
+
+func newPartReader(p Part, want int64, running hash.Hash) *partReader {
+	r := &partReader{p: p, want: want, running: running, part: sha256.New()}
 	if p.ContentMD5 != "" {
-		sum := md5.Sum(body)
-		if p.ContentMD5 != base64.StdEncoding.EncodeToString(sum[:]) {
-			return nil, partIntegrity(p.N, "Content-MD5")
-		}
+		r.md5 = md5.New()
 	}
-	if p.ContentDigest != "" {
-		want, ok := sha256Digest(p.ContentDigest)
+	return r
+}
+
+// next reads the next segment of the part into buf (nil at the end).
+func (r *partReader) next(buf []byte) ([]byte, error) {
+	if r.read >= r.want {
+		return nil, nil
+	}
+	n := min(int64(len(buf)), r.want-r.read)
+	got, err := io.ReadFull(r.p.Body, buf[:n])
+	r.read += int64(got)
+	chunk := buf[:got]
+	if r.running != nil {
+		r.running.Write(chunk)
+	}
+	r.part.Write(chunk)
+	if r.md5 != nil {
+		r.md5.Write(chunk)
+	}
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, errs.New(errs.UploadPartSize, "every part but the last is part_size_bytes long; the last holds the rest",
+				"part %d must be %d bytes, got %d", r.p.N, r.want, r.read)
+		}
+		return nil, errs.Invalid("could not read part %d: %v", r.p.N, err)
+	}
+	return chunk, nil
+}
+
+// finish checks there is nothing after the part and that the integrity
+// headers match.
+func (r *partReader) finish() error {
+	var extra [1]byte
+	if n, _ := io.ReadFull(r.p.Body, extra[:]); n > 0 {
+		return errs.New(errs.LimitSize, "every part but the last is part_size_bytes long; the last holds the rest",
+			"part %d must be %d bytes, got more", r.p.N, r.want)
+	}
+	if r.md5 != nil && r.p.ContentMD5 != base64.StdEncoding.EncodeToString(r.md5.Sum(nil)) {
+		return partIntegrity(r.p.N, "Content-MD5")
+	}
+	if r.p.ContentDigest != "" {
+		want, ok := sha256Digest(r.p.ContentDigest)
 		if !ok {
-			return nil, errs.Invalid("Content-Digest must carry sha-256=:<base64>:, got %q", p.ContentDigest)
+			return errs.Invalid("Content-Digest must carry sha-256=:<base64>:, got %q", r.p.ContentDigest)
 		}
-		if sum := sha256.Sum256(body); !bytes.Equal(sum[:], want) {
-			return nil, partIntegrity(p.N, "Content-Digest")
+		if !bytes.Equal(r.part.Sum(nil), want) {
+			return partIntegrity(r.p.N, "Content-Digest")
 		}
 	}
-	return body, nil
+	return nil
+}
+
+// drain consumes the whole part without storing it.
+func (r *partReader) drain() error {
+	buf := make([]byte, seal.SegmentSize)
+	for {
+		chunk, err := r.next(buf)
+		if err != nil {
+			return err
+		}
+		if chunk == nil {
+			return r.finish()
+		}
+	}
 }
 
 func partIntegrity(n int, header string) error {
@@ -327,30 +373,24 @@ func sha256Digest(h string) ([]byte, bool) {
 	return nil, false
 }
 
-// repeat answers a part that was already received.
+// repeat answers a part that was already received: the same bytes are an
+// idempotent success, other bytes a conflict.
 func (s *Service) repeat(ses domain.Session, p Part) (domain.Session, error) {
-	buf := s.buffer(ses.PartLength(p.N))
-	body, err := readPart(p, ses.PartLength(p.N), buf)
-	defer s.bufs.Put(&buf)
-	if err != nil {
+	r := newPartReader(p, ses.PartLength(p.N), nil)
+	if err := r.drain(); err != nil {
 		return domain.Session{}, err
 	}
-	sum := sha256.Sum256(body)
-	if !bytes.Equal(sum[:], ses.PartSHA256[p.N-1]) {
+	if !bytes.Equal(r.part.Sum(nil), ses.PartSHA256[p.N-1]) {
 		return domain.Session{}, errs.New(errs.UploadPartDiffer, "a part is stored once; resending it must send the same bytes",
 			"part %d of session %s was received with other bytes", p.N, ses.ID)
 	}
 	return ses, nil
 }
 
-func (s *Service) buffer(n int64) []byte {
-	if b, ok := s.bufs.Get().(*[]byte); ok && int64(cap(*b)) >= n {
-		return (*b)[:0]
-	}
-	return make([]byte, 0, seal.SealedLen(n)+1)
-}
-
-// store writes the next part under the lease.
+// store writes the next part under the lease. The body streams through:
+// each 64 KiB segment is hashed, sealed and handed to the store while the
+// client is still sending the rest, so receiving and storing overlap and
+// no part is ever held in memory whole.
 func (s *Service) store(ctx context.Context, c auth.Caller, ses domain.Session, token string, p Part) (domain.Session, error) {
 	now := s.now()
 	if d, err := ses.CheckPart(p.N, lengthOr(p.Length, ses.PartLength(p.N)), now); err != nil {
@@ -358,40 +398,55 @@ func (s *Service) store(ctx context.Context, c auth.Caller, ses domain.Session, 
 	} else if d == domain.Repeat {
 		return s.repeat(ses, p)
 	}
-	plain := s.buffer(ses.PartLength(p.N))
-	defer s.bufs.Put(&plain)
-	body, err := readPart(p, ses.PartLength(p.N), plain)
-	if err != nil {
-		return domain.Session{}, err
-	}
-
 	running := sha256.New()
 	if len(ses.HashState) > 0 {
 		if err := running.(encoding.BinaryUnmarshaler).UnmarshalBinary(ses.HashState); err != nil {
 			return domain.Session{}, fmt.Errorf("restore running digest of %s: %w", ses.ID, err)
 		}
 	}
-	running.Write(body)
-	partSum := sha256.Sum256(body)
+	length := ses.PartLength(p.N)
 	last := p.N == ses.PartsExpected()
-	if last {
-		if got := running.Sum(nil); !bytes.Equal(got, ses.ExpectedSHA256[:]) {
-			return domain.Session{}, s.mismatch(ctx, c, ses, got)
+	r := newPartReader(p, length, running)
+	// check runs when the part has been read: a refusal, or a digest that
+	// does not match on the last part.
+	var mismatch []byte
+	check := func() error {
+		if err := r.finish(); err != nil {
+			return err
 		}
+		if last {
+			if got := running.Sum(nil); !bytes.Equal(got, ses.ExpectedSHA256[:]) {
+				mismatch = got
+				return errDigestMismatch
+			}
+		}
+		return nil
 	}
 	var etag string
-	if ses.ObjectKey != "" {
-		etag, err = s.putSealed(ctx, c, ses, p.N, last, body)
-		if err != nil {
+	if ses.ObjectKey == "" {
+		// The tenant holds this content already: check the bytes, store
+		// nothing.
+		if err := r.drain(); err != nil {
 			return domain.Session{}, err
 		}
+		if err := check(); err != nil && !errors.Is(err, errDigestMismatch) {
+			return domain.Session{}, err
+		}
+	} else {
+		var err error
+		if etag, err = s.putSealed(ctx, c, ses, p.N, last, length, r, check); err != nil && !errors.Is(err, errDigestMismatch) {
+			return domain.Session{}, err
+		}
+	}
+	if mismatch != nil {
+		return domain.Session{}, s.mismatch(ctx, c, ses, mismatch)
 	}
 	state, err := marshal(running)
 	if err != nil {
 		return domain.Session{}, err
 	}
-	ses.PartsReceived, ses.BytesReceived, ses.HashState = p.N, ses.BytesReceived+int64(len(body)), state
-	ses.PartSHA256 = append(ses.PartSHA256, partSum[:])
+	ses.PartsReceived, ses.BytesReceived, ses.HashState = p.N, ses.BytesReceived+length, state
+	ses.PartSHA256 = append(ses.PartSHA256, r.part.Sum(nil))
 	ses.PartETags = append(ses.PartETags, etag)
 	ses.PartAttempts = append(ses.PartAttempts, ses.Attempts)
 	if !last {
@@ -406,13 +461,19 @@ func (s *Service) store(ctx context.Context, c auth.Caller, ses domain.Session, 
 	return s.complete(ctx, c, ses, token)
 }
 
+// errDigestMismatch stops a last part whose bytes do not hash to the
+// expected digest before the store keeps it.
+var errDigestMismatch = errors.New("digest mismatch")
+
 func marshal(h hash.Hash) ([]byte, error) {
 	return h.(encoding.BinaryMarshaler).MarshalBinary()
 }
 
-// putSealed seals a part under the session's data key and this write's
-// attempt, and stores it.
-func (s *Service) putSealed(ctx context.Context, c auth.Caller, ses domain.Session, n int, last bool, plain []byte) (string, error) {
+// putSealed seals a part segment by segment under the session's data key
+// and this write's attempt, streaming it to the store. check runs after
+// the last plaintext byte; if it fails, the stream fails and the store
+// keeps nothing.
+func (s *Service) putSealed(ctx context.Context, c auth.Caller, ses domain.Session, n int, last bool, length int64, r *partReader, check func() error) (string, error) {
 	dataKey, err := s.Keys.Unwrap(ses.WrappedKey, c.TenantID, ses.Address)
 	if err != nil {
 		return "", fmt.Errorf("unwrap data key of %s: %w", ses.ID, err)
@@ -421,9 +482,34 @@ func (s *Service) putSealed(ctx context.Context, c auth.Caller, ses domain.Sessi
 	if err != nil {
 		return "", err
 	}
-	sealed := obj.SealPart(s.buffer(int64(len(plain))), uint32(n), uint32(ses.Attempts), last, plain)
-	defer s.bufs.Put(&sealed)
-	etag, err := s.Store.PutPart(ctx, ses.ObjectKey, ses.StoreUpload, n, sealed)
+	pr, pw := io.Pipe()
+	produced := make(chan error, 1)
+	go func() {
+		plain := make([]byte, seal.SegmentSize)
+		sealed := make([]byte, 0, seal.SegmentSize+seal.Overhead)
+		segs := seal.Segments(length)
+		for i := int64(0); i < segs; i++ {
+			chunk, err := r.next(plain) // nil only for the one empty segment of an empty part
+			if err != nil {
+				pw.CloseWithError(err)
+				produced <- err
+				return
+			}
+			sealed = obj.SealSegment(sealed[:0], uint32(n), uint32(ses.Attempts), uint64(i), last && i == segs-1, chunk)
+			if _, err := pw.Write(sealed); err != nil {
+				produced <- nil // the store stopped reading; its error is the answer
+				return
+			}
+		}
+		err := check()
+		pw.CloseWithError(err) // nil: a clean end of the stream
+		produced <- err
+	}()
+	etag, err := s.Store.PutPart(ctx, ses.ObjectKey, ses.StoreUpload, n, pr, seal.SealedLen(length))
+	pr.CloseWithError(errors.New("store finished reading"))
+	if perr := <-produced; perr != nil {
+		return "", perr // the client's bytes were refused: that is the answer
+	}
 	if errors.Is(err, blobstore.ErrNotFound) {
 		// The store no longer knows the upload (it was completed or
 		// aborted behind our back): this session cannot finish.

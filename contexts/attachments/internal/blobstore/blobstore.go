@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 )
@@ -24,9 +25,10 @@ var ErrNotFound = errors.New("blob store: not found")
 type Store interface {
 	// Begin starts a multipart upload of key and returns its id.
 	Begin(ctx context.Context, key string) (string, error)
-	// PutPart stores part n (1-based) of an upload, replacing any earlier
-	// body of that part, and returns its entity tag.
-	PutPart(ctx context.Context, key, upload string, n int, body []byte) (string, error)
+	// PutPart stores part n (1-based) of an upload from size bytes of body,
+	// replacing any earlier body of that part, and returns its entity tag.
+	// A body that fails or ends short stores nothing.
+	PutPart(ctx context.Context, key, upload string, n int, body io.Reader, size int64) (string, error)
 	// Complete assembles the parts, in order, into the object key.
 	Complete(ctx context.Context, key, upload string, etags []string) error
 	// Abort discards an upload and its parts; an unknown upload is fine.

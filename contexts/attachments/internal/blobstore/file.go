@@ -51,7 +51,7 @@ func (f *File) Begin(ctx context.Context, key string) (string, error) {
 	return upload, os.MkdirAll(filepath.Join(f.dir, "uploads", upload), 0o700)
 }
 
-func (f *File) PutPart(ctx context.Context, key, upload string, n int, body []byte) (string, error) {
+func (f *File) PutPart(ctx context.Context, key, upload string, n int, body io.Reader, size int64) (string, error) {
 	dir, err := f.path("uploads", upload)
 	if err != nil {
 		return "", err
@@ -59,11 +59,11 @@ func (f *File) PutPart(ctx context.Context, key, upload string, n int, body []by
 	if _, err := os.Stat(dir); err != nil {
 		return "", fmt.Errorf("upload %s: %w", upload, ErrNotFound)
 	}
-	if err := writeAtomic(filepath.Join(dir, strconv.Itoa(n)), body); err != nil {
+	sum := md5.New()
+	if err := writeAtomic(filepath.Join(dir, strconv.Itoa(n)), io.TeeReader(body, sum), size); err != nil {
 		return "", err
 	}
-	sum := md5.Sum(body)
-	return hex.EncodeToString(sum[:]), nil
+	return hex.EncodeToString(sum.Sum(nil)), nil
 }
 
 func (f *File) Complete(ctx context.Context, key, upload string, etags []string) error {
@@ -167,15 +167,19 @@ func (f *File) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// writeAtomic writes a file through a temporary one and a rename.
-func writeAtomic(path string, body []byte) error {
+// writeAtomic writes exactly size bytes of body to a file through a
+// temporary one and a rename.
+func writeAtomic(path string, body io.Reader, size int64) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".part-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(body); err != nil {
+	if n, err := io.Copy(tmp, io.LimitReader(body, size)); err != nil || n != size {
 		tmp.Close()
+		if err == nil {
+			err = fmt.Errorf("part body ended after %d of %d bytes: %w", n, size, io.ErrUnexpectedEOF)
+		}
 		return err
 	}
 	if err := tmp.Close(); err != nil {

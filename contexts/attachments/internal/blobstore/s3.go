@@ -1,13 +1,13 @@
 package blobstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -28,8 +28,10 @@ type S3Config struct {
 
 // S3 is a store in one bucket of any S3 API, path-style.
 type S3 struct {
-	client *s3.Client
-	bucket string
+	client  *s3.Client
+	presign *s3.PresignClient
+	http    *http.Client
+	bucket  string
 }
 
 // NewS3 connects to the bucket, creating it when it does not exist.
@@ -56,7 +58,8 @@ func NewS3(ctx context.Context, c S3Config) (*S3, error) {
 	if c.AccessKey != "" {
 		opts.Credentials = credentials.NewStaticCredentialsProvider(c.AccessKey, c.SecretKey, "")
 	}
-	s := &S3{client: s3.New(opts), bucket: c.Bucket}
+	client := s3.New(opts)
+	s := &S3{client: client, presign: s3.NewPresignClient(client), http: opts.HTTPClient.(*http.Client), bucket: c.Bucket}
 	if _, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &s.bucket}); err != nil {
 		if !isNotFound(err) {
 			return nil, fmt.Errorf("blob store bucket %s: %w", c.Bucket, classify(err))
@@ -76,15 +79,44 @@ func (s *S3) Begin(ctx context.Context, key string) (string, error) {
 	return aws.ToString(out.UploadId), nil
 }
 
-func (s *S3) PutPart(ctx context.Context, key, upload string, n int, body []byte) (string, error) {
-	out, err := s.client.UploadPart(ctx, &s3.UploadPartInput{
-		Bucket: &s.bucket, Key: &key, UploadId: &upload, PartNumber: aws.Int32(int32(n)),
-		Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body))),
-	})
+// PutPart streams the part as it is produced: a presigned UploadPart
+// request (an unsigned payload, so the body is read once and need not be
+// seekable) sent with a plain HTTP client. The bytes are sealed
+// (authenticated) before they leave, so a payload hash in the signature
+// would add nothing. A stream cannot be replayed, so nothing retries it;
+// the client sends the part again.
+func (s *S3) PutPart(ctx context.Context, key, upload string, n int, body io.Reader, size int64) (string, error) {
+	signed, err := s.presign.PresignUploadPart(ctx, &s3.UploadPartInput{
+		Bucket: &s.bucket, Key: &key, UploadId: &upload, PartNumber: aws.Int32(int32(n)), ContentLength: aws.Int64(size),
+	}, s3.WithPresignExpires(15*time.Minute))
 	if err != nil {
 		return "", classify(err)
 	}
-	return aws.ToString(out.ETag), nil
+	req, err := http.NewRequestWithContext(ctx, signed.Method, signed.URL, io.NopCloser(body))
+	if err != nil {
+		return "", err
+	}
+	req.ContentLength = size
+	for k, v := range signed.SignedHeader {
+		if !strings.EqualFold(k, "host") && !strings.EqualFold(k, "content-length") {
+			req.Header[k] = v
+		}
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("%w: upload part %d of %s: %v", ErrUnavailable, n, key, err)
+	}
+	defer resp.Body.Close()
+	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		return resp.Header.Get("ETag"), nil
+	case resp.StatusCode == http.StatusNotFound:
+		return "", fmt.Errorf("%w: upload part %d of %s: %s", ErrNotFound, n, key, reply)
+	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
+		return "", fmt.Errorf("%w: upload part %d of %s: HTTP %d: %s", ErrUnavailable, n, key, resp.StatusCode, reply)
+	}
+	return "", fmt.Errorf("upload part %d of %s: HTTP %d: %s", n, key, resp.StatusCode, reply)
 }
 
 func (s *S3) Complete(ctx context.Context, key, upload string, etags []string) error {

@@ -181,10 +181,17 @@ func (o *Object) SealPart(dst []byte, part, attempt uint32, last bool, plain []b
 	n := Segments(int64(len(plain)))
 	for s := int64(0); s < n; s++ {
 		seg := plain[min(int64(len(plain)), s*SegmentSize):min(int64(len(plain)), (s+1)*SegmentSize)]
-		nonce, aad := o.params(part, attempt, uint64(s), last && s == n-1)
-		dst = o.aead.Seal(dst, nonce, seg, aad)
+		dst = o.SealSegment(dst, part, attempt, uint64(s), last && s == n-1, seg)
 	}
 	return dst
+}
+
+// SealSegment appends one sealed segment to dst: segment seg of part,
+// whose plaintext is at most SegmentSize bytes (only the object's last
+// segment may be shorter).
+func (o *Object) SealSegment(dst []byte, part, attempt uint32, seg uint64, last bool, plain []byte) []byte {
+	nonce, aad := o.params(part, attempt, seg, last)
+	return o.aead.Seal(dst, nonce, plain, aad)
 }
 
 // OpenSegment appends one segment's plaintext to dst.
