@@ -141,6 +141,11 @@ func TestAttachmentResumableLifecycle(t *testing.T) {
 		t.Fatalf("completed session: %+v %v", ses, err)
 	}
 
+	// The data key now lives only with the blob; the session keeps none.
+	if n := s.count(t, `SELECT count(*) FROM attachments.sessions WHERE wrapped_key IS NOT NULL OR hash_state IS NOT NULL`); n != 0 {
+		t.Fatal("a completed session kept its wrapped key or running digest")
+	}
+
 	// The stored object: one, named by neither the file name nor the
 	// digest, ciphertext throughout.
 	objs := s.objects(t)
@@ -209,6 +214,9 @@ func TestAttachmentResumableLifecycle(t *testing.T) {
 	s.mustOML(t, s.AdminKey, "artifact", "erase", rem.ArtifactID, "--reason", "withdrawn by supplier")
 	if n := s.count(t, `SELECT count(*) FROM attachments.blobs`); n != 0 {
 		t.Fatal("the wrapped data key outlived the erasure")
+	}
+	if n := s.count(t, `SELECT count(*) FROM attachments.sessions WHERE cardinality(part_sha256) > 0`); n != 0 {
+		t.Fatal("the erased content's part digests outlived it")
 	}
 	if n := s.count(t, `SELECT count(*) FROM platform.journal_events WHERE event_type = 'attachment.shred'`); n != 1 {
 		t.Fatalf("shred journalled %d times", n)

@@ -19,15 +19,13 @@ CREATE TABLE attachments.sessions (
     hash_state      bytea,
     part_sha256     bytea[]     NOT NULL DEFAULT '{}',
     part_etags      text[]      NOT NULL DEFAULT '{}',
-    part_attempts   integer[]   NOT NULL DEFAULT '{}',
-    -- Every part write takes the next value: the nonce space of the
-    -- object's data key is never reused, even for a resent part.
-    attempts        integer     NOT NULL DEFAULT 0,
+    -- The random id each stored part was sealed under (its nonces).
+    part_writes     bigint[]    NOT NULL DEFAULT '{}',
     address         text        NOT NULL,
-    -- Empty when the tenant already held this content at open: the parts
-    -- are then hashed and checked, not stored again.
-    object_key      text,
-    store_upload    text,
+    object_key      text        NOT NULL,
+    store_upload    text        NOT NULL,
+    -- The object's data key, wrapped; it moves to attachments.blobs when
+    -- the session completes and is cleared when the session ends otherwise.
     wrapped_key     bytea,
     -- One writer per session at a time, on any replica.
     lease_token     text,
@@ -55,7 +53,7 @@ CREATE TABLE attachments.blobs (
     object_key    text        NOT NULL,
     size_bytes    bigint      NOT NULL,
     part_size     bigint      NOT NULL,
-    part_attempts integer[]   NOT NULL,
+    part_writes   bigint[]    NOT NULL,
     wrapped_key   bytea       NOT NULL,
     created_at    timestamptz NOT NULL,
     PRIMARY KEY (tenant_id, sha256)
@@ -75,11 +73,16 @@ CREATE TABLE attachments.bindings (
 CREATE INDEX bindings_by_blob ON attachments.bindings (tenant_id, sha256);
 
 -- Objects (and abandoned multipart uploads) to remove from the store: the
--- database decides in its transaction, the sweeper acts after it.
+-- database decides in its transaction, the sweeper acts after it, not
+-- before not_before. A completion first records its object here (with a
+-- grace period) and removes the row once the blob is recorded, so an
+-- object completed by a writer that then failed is never lost track of.
 CREATE TABLE attachments.doomed (
     id           bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     tenant_id    text        NOT NULL,
     object_key   text        NOT NULL,
     store_upload text,
-    queued_at    timestamptz NOT NULL
+    queued_at    timestamptz NOT NULL,
+    not_before   timestamptz NOT NULL
 );
+CREATE INDEX doomed_due ON attachments.doomed (not_before);

@@ -20,10 +20,9 @@ SELECT count(*) FROM attachments.sessions
 WHERE tenant_id = $1 AND key_id = $2 AND state = 'open' AND expires_at > @now;
 
 -- name: SessionLease :one
--- Takes the session's write lease and the next seal attempt, unless
--- another writer holds a live lease.
+-- Takes the session's write lease unless another writer holds a live one.
 UPDATE attachments.sessions
-SET lease_token = @token, lease_until = @until, attempts = attempts + 1
+SET lease_token = @token, lease_until = @until
 WHERE tenant_id = @tenant_id AND id = @id AND state = 'open'
   AND (lease_until IS NULL OR lease_until <= @now)
 RETURNING *;
@@ -33,26 +32,31 @@ UPDATE attachments.sessions SET lease_token = NULL, lease_until = NULL
 WHERE tenant_id = $1 AND id = $2 AND lease_token = @token;
 
 -- name: SessionProgress :execrows
--- Records a stored part and releases the lease, if the lease is still
--- this writer's.
+-- Records a stored part and releases the lease, if the session is still
+-- open and the lease still this writer's. On completion the wrapped key
+-- and the running digest leave the session (the key lives in the blob).
 UPDATE attachments.sessions
-SET parts_received = @parts_received, bytes_received = @bytes_received, hash_state = @hash_state,
-    part_sha256 = @part_sha256, part_etags = @part_etags, part_attempts = @part_attempts,
-    state = @state, reason = @reason, completed_at = @completed_at,
+SET parts_received = @parts_received, bytes_received = @bytes_received,
+    hash_state = CASE WHEN @state::text = 'open' THEN sqlc.narg(hash_state)::bytea END,
+    part_sha256 = @part_sha256, part_etags = @part_etags, part_writes = @part_writes,
+    state = @state::text, reason = @reason, completed_at = @completed_at,
+    wrapped_key = CASE WHEN @state::text = 'open' THEN wrapped_key END,
     lease_token = NULL, lease_until = NULL
-WHERE tenant_id = @tenant_id AND id = @id AND lease_token = @token;
+WHERE tenant_id = @tenant_id AND id = @id AND state = 'open' AND lease_token = @token;
 
 -- name: SessionClose :one
--- Ends an open session (abort, digest mismatch, expiry).
+-- Ends an open session (abort, digest mismatch, expiry): its key and
+-- running digest go.
 UPDATE attachments.sessions
-SET state = @state, reason = @reason, lease_token = NULL, lease_until = NULL
+SET state = @state, reason = @reason, lease_token = NULL, lease_until = NULL, wrapped_key = NULL, hash_state = NULL
 WHERE tenant_id = @tenant_id AND id = @id AND state = 'open'
 RETURNING *;
 
 -- name: SessionsExpireDue :many
 -- Open sessions past their expiry become expired; SKIP LOCKED lets every
 -- replica sweep without waiting on another.
-UPDATE attachments.sessions s SET state = 'expired', reason = 'expired before its last part', lease_token = NULL, lease_until = NULL
+UPDATE attachments.sessions s SET state = 'expired', reason = 'expired before its last part', lease_token = NULL, lease_until = NULL,
+    wrapped_key = NULL, hash_state = NULL
 WHERE (s.tenant_id, s.id) IN (
     SELECT x.tenant_id, x.id FROM attachments.sessions x
     WHERE x.state = 'open' AND x.expires_at <= @now
@@ -70,7 +74,7 @@ SELECT pg_advisory_xact_lock(hashtextextended(@tenant_id::text || '/' || @addres
 SELECT * FROM attachments.blobs WHERE tenant_id = $1 AND sha256 = $2;
 
 -- name: BlobInsert :exec
-INSERT INTO attachments.blobs (tenant_id, sha256, address, object_key, size_bytes, part_size, part_attempts, wrapped_key, created_at)
+INSERT INTO attachments.blobs (tenant_id, sha256, address, object_key, size_bytes, part_size, part_writes, wrapped_key, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9);
 
 -- name: BlobDelete :one
@@ -93,25 +97,40 @@ SELECT * FROM attachments.bindings WHERE tenant_id = $1 AND artifact_id = $2 AND
 DELETE FROM attachments.bindings WHERE tenant_id = $1 AND artifact_id = $2 RETURNING sha256;
 
 -- name: BlobInUse :one
--- Whether content is still needed: bound to a claim, or held by a
--- session that may still complete or bind.
+-- Whether content is still needed: bound to a claim, or completed by a
+-- session that may still bind it. An open session does not count: it
+-- proves nothing yet, and its completion checks the blob again.
 SELECT EXISTS (SELECT 1 FROM attachments.bindings b WHERE b.tenant_id = @tenant_id AND b.sha256 = @sha256)
     OR EXISTS (SELECT 1 FROM attachments.sessions s WHERE s.tenant_id = @tenant_id AND s.expected_sha256 = @sha256
-               AND (s.state = 'open' OR (s.state = 'complete' AND s.bound_at IS NULL)) AND s.expires_at > @now);
+               AND s.state = 'complete' AND s.bound_at IS NULL AND s.expires_at > @now);
+
+-- name: SessionsScrub :exec
+-- After a shred: nothing about the content stays in its ended sessions.
+UPDATE attachments.sessions SET wrapped_key = NULL, hash_state = NULL, part_sha256 = '{}'
+WHERE tenant_id = @tenant_id AND expected_sha256 = @sha256 AND state <> 'open';
 
 -- name: BlobsUnused :many
 -- Blobs no claim binds and no live session holds, for the sweeper.
 SELECT b.tenant_id, b.sha256 FROM attachments.blobs b
 WHERE NOT EXISTS (SELECT 1 FROM attachments.bindings x WHERE x.tenant_id = b.tenant_id AND x.sha256 = b.sha256)
   AND NOT EXISTS (SELECT 1 FROM attachments.sessions s WHERE s.tenant_id = b.tenant_id AND s.expected_sha256 = b.sha256
-                  AND (s.state = 'open' OR (s.state = 'complete' AND s.bound_at IS NULL)) AND s.expires_at > @now)
+                  AND s.state = 'complete' AND s.bound_at IS NULL AND s.expires_at > @now)
 LIMIT @max_rows;
 
--- name: DoomedInsert :exec
-INSERT INTO attachments.doomed (tenant_id, object_key, store_upload, queued_at) VALUES ($1, $2, $3, $4);
+-- name: DoomedInsert :one
+INSERT INTO attachments.doomed (tenant_id, object_key, store_upload, queued_at, not_before)
+VALUES ($1, $2, $3, $4, $5)
+RETURNING id;
 
--- name: DoomedNext :many
-SELECT * FROM attachments.doomed ORDER BY id LIMIT @max_rows FOR UPDATE SKIP LOCKED;
+-- name: DoomedClaim :many
+-- Claims due rows for one sweeper for a while (it works outside any
+-- transaction); a sweeper that dies leaves them due again later.
+UPDATE attachments.doomed d SET not_before = @until
+WHERE d.id IN (
+    SELECT x.id FROM attachments.doomed x WHERE x.not_before <= @now
+    ORDER BY x.id LIMIT @max_rows FOR UPDATE SKIP LOCKED
+)
+RETURNING d.*;
 
 -- name: DoomedDelete :exec
 DELETE FROM attachments.doomed WHERE id = $1;

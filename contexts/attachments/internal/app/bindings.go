@@ -55,6 +55,11 @@ func (s *Service) Bind(ctx context.Context, tenant, keyID, artifact string, sess
 		case ses.Lapsed(now):
 			return nil, unusable("upload session %s expired at %s before it was bound; upload again", id, ses.ExpiresAt.Format(time.RFC3339))
 		}
+		// The address lock orders this binding with a shred of the same
+		// content: either the binding keeps it, or the bind sees it gone.
+		if err := s.Repo.LockAddress(ctx, tenant, ses.Address); err != nil {
+			return nil, err
+		}
 		if _, err := s.Repo.BlobGet(ctx, tenant, ses.ExpectedSHA256); errors.Is(err, ErrNotFound) {
 			return nil, unusable("the content of upload session %s was erased; upload again", id)
 		} else if err != nil {
@@ -114,7 +119,10 @@ func (s *Service) shredIfUnused(ctx context.Context, tenant, actor string, sha [
 	if _, err := s.Repo.BlobDelete(ctx, tenant, sha); err != nil {
 		return err
 	}
-	if err := s.Repo.DoomedInsert(ctx, Doomed{TenantID: tenant, ObjectKey: blob.ObjectKey}, now); err != nil {
+	if err := s.Repo.SessionsScrub(ctx, tenant, sha); err != nil {
+		return err
+	}
+	if _, err := s.Repo.DoomedInsert(ctx, Doomed{TenantID: tenant, ObjectKey: blob.ObjectKey}, now); err != nil {
 		return err
 	}
 	return s.record(ctx, tenant, journal.Event{
@@ -160,6 +168,10 @@ func (s *Service) OpenAttachment(ctx context.Context, artifact, shaHex string) (
 	if err != nil {
 		return Download{}, err
 	}
+	// Fail typed before the response starts, not half-way through it.
+	if err := r.Prime(); err != nil {
+		return Download{}, err
+	}
 	return Download{MediaType: b.MediaType, Size: b.Size, SHA256: shaHex, Reader: r}, nil
 }
 
@@ -188,11 +200,11 @@ func (s *Service) reader(ctx context.Context, tenant string, sha [32]byte) (*sea
 	if err != nil {
 		return nil, err
 	}
-	attempts := make([]uint32, len(blob.PartAttempts))
-	for i, a := range blob.PartAttempts {
-		attempts[i] = uint32(a)
+	writes := make([]uint64, len(blob.PartWrites))
+	for i, w := range blob.PartWrites {
+		writes[i] = uint64(w)
 	}
-	layout := seal.Layout{Size: blob.Size, PartSize: blob.PartSize, Attempts: attempts}
+	layout := seal.Layout{Size: blob.Size, PartSize: blob.PartSize, Writes: writes}
 	key := blob.ObjectKey
 	return seal.NewReader(obj, layout, func(off, n int64) ([]byte, error) {
 		b, err := s.Store.ReadAt(ctx, key, off, n)
@@ -213,10 +225,8 @@ func (s *Service) Sweep(ctx context.Context, batch int) (int, error) {
 			return err
 		}
 		for _, ses := range expired {
-			if ses.StoreUpload != "" {
-				if err := s.Repo.DoomedInsert(ctx, Doomed{TenantID: ses.TenantID, ObjectKey: ses.ObjectKey, StoreUpload: ses.StoreUpload}, now); err != nil {
-					return err
-				}
+			if _, err := s.Repo.DoomedInsert(ctx, Doomed{TenantID: ses.TenantID, ObjectKey: ses.ObjectKey, StoreUpload: ses.StoreUpload}, now); err != nil {
+				return err
 			}
 			if err := s.record(ctx, ses.TenantID, journal.Event{
 				Type: "attachment.expired", Actor: "system", Subject: map[string]any{"upload_session": ses.ID},
@@ -245,33 +255,33 @@ func (s *Service) Sweep(ctx context.Context, batch int) (int, error) {
 	return done + n, err
 }
 
-// deleteDoomed removes queued objects and abandoned uploads from the store.
+// deleteDoomed removes queued objects and abandoned uploads from the
+// store. Rows are claimed in a short transaction and the store is called
+// outside it; a row is deleted once its object is gone, and a claim that
+// is not finished (a sweeper died, the store is down) comes due again.
 func (s *Service) deleteDoomed(ctx context.Context, batch int) (int, error) {
+	now := s.now()
+	doomed, err := s.Repo.DoomedClaim(ctx, now, now.Add(10*time.Minute), batch)
+	if err != nil {
+		return 0, err
+	}
 	done := 0
-	err := s.Tx.InTx(ctx, func(ctx context.Context) error {
-		done = 0
-		doomed, err := s.Repo.DoomedNext(ctx, batch)
+	for _, d := range doomed {
+		if d.StoreUpload != "" {
+			err = s.Store.Abort(ctx, d.ObjectKey, d.StoreUpload)
+		} else {
+			err = s.Store.Delete(ctx, d.ObjectKey)
+		}
 		if err != nil {
-			return err
+			s.Log.Warn("object store clean-up; will retry", "object", d.ObjectKey, "err", err)
+			continue
 		}
-		for _, d := range doomed {
-			if d.StoreUpload != "" {
-				err = s.Store.Abort(ctx, d.ObjectKey, d.StoreUpload)
-			} else {
-				err = s.Store.Delete(ctx, d.ObjectKey)
-			}
-			if err != nil {
-				s.Log.Warn("object store clean-up; will retry", "object", d.ObjectKey, "err", err)
-				continue
-			}
-			if err := s.Repo.DoomedDelete(ctx, d.ID); err != nil {
-				return err
-			}
-			done++
+		if err := s.Repo.DoomedDelete(ctx, d.ID); err != nil {
+			return done, err
 		}
-		return nil
-	})
-	return done, err
+		done++
+	}
+	return done, nil
 }
 
 // Material is one attachment's review material.

@@ -31,7 +31,7 @@ type Blob struct {
 	ObjectKey    string
 	Size         int64
 	PartSize     int64
-	PartAttempts []int32
+	PartWrites   []int64
 	WrappedKey   []byte
 	CreatedAt    time.Time
 }
@@ -52,6 +52,9 @@ type Doomed struct {
 	TenantID    string
 	ObjectKey   string
 	StoreUpload string
+	// NotBefore is when the sweeper may act (a grace period for objects a
+	// completion is still recording).
+	NotBefore time.Time
 }
 
 // Repository is the context's storage. Calls run in the unit of work
@@ -78,6 +81,8 @@ type Repository interface {
 	BlobDelete(ctx context.Context, tenant string, sha [32]byte) (Blob, error)
 	BlobInUse(ctx context.Context, tenant string, sha [32]byte, now time.Time) (bool, error)
 	BlobsUnused(ctx context.Context, now time.Time, limit int) ([]Blob, error)
+	// SessionsScrub clears what ended sessions keep about shredded content.
+	SessionsScrub(ctx context.Context, tenant string, sha [32]byte) error
 
 	// SessionBind marks a complete session bound; false when it was bound
 	// already.
@@ -87,8 +92,9 @@ type Repository interface {
 	BindingsDelete(ctx context.Context, tenant, artifact string) ([][32]byte, error)
 	BindingsList(ctx context.Context, tenant, artifact string) ([]Binding, error)
 
-	DoomedInsert(ctx context.Context, d Doomed, at time.Time) error
-	DoomedNext(ctx context.Context, limit int) ([]Doomed, error)
+	DoomedInsert(ctx context.Context, d Doomed, at time.Time) (int64, error)
+	// DoomedClaim takes due rows for this sweeper until until.
+	DoomedClaim(ctx context.Context, now, until time.Time, limit int) ([]Doomed, error)
 	DoomedDelete(ctx context.Context, id int64) error
 }
 
@@ -101,6 +107,7 @@ type Store interface {
 	Complete(ctx context.Context, key, upload string, etags []string) error
 	Abort(ctx context.Context, key, upload string) error
 	ReadAt(ctx context.Context, key string, off, n int64) ([]byte, error)
+	Size(ctx context.Context, key string) (int64, error)
 	Delete(ctx context.Context, key string) error
 }
 

@@ -75,7 +75,7 @@ func New(d Deps) *Service {
 		c.TTL = domain.DefaultTTL
 	}
 	if c.LeaseTTL <= 0 {
-		c.LeaseTTL = 2 * time.Minute
+		c.LeaseTTL = 5 * time.Minute
 	}
 	return &Service{Deps: d}
 }
@@ -137,21 +137,20 @@ func (s *Service) Open(ctx context.Context, req domain.OpenRequest) (domain.Sess
 		MediaType: req.MediaType, Size: req.Size, ExpectedSHA256: digest, PartSize: req.PartSize,
 		Address: s.Keys.Address(c.TenantID, digest), CreatedAt: now, ExpiresAt: now.Add(s.Config.TTL),
 	}
-	if _, err := s.Repo.BlobGet(ctx, c.TenantID, digest); errors.Is(err, ErrNotFound) {
-		// New content: a data key and a multipart upload of its own.
-		dataKey, err := seal.NewDataKey()
-		if err != nil {
-			return domain.Session{}, err
-		}
-		if ses.WrappedKey, err = s.Keys.Wrap(dataKey, c.TenantID, ses.Address); err != nil {
-			return domain.Session{}, err
-		}
-		ses.ObjectKey = objectKey(c.TenantID, ses.Address, ses.ID)
-		if ses.StoreUpload, err = s.Store.Begin(ctx, ses.ObjectKey); err != nil {
-			return domain.Session{}, unavailable(err)
-		}
-	} else if err != nil {
+	// Every session uploads to its own object, whether or not the tenant
+	// holds the content already: answering differently would tell any
+	// writer what the tenant stores. Equal content is folded into one
+	// object when a session completes.
+	dataKey, err := seal.NewDataKey()
+	if err != nil {
 		return domain.Session{}, err
+	}
+	if ses.WrappedKey, err = s.Keys.Wrap(dataKey, c.TenantID, ses.Address); err != nil {
+		return domain.Session{}, err
+	}
+	ses.ObjectKey = objectKey(c.TenantID, ses.Address, ses.ID)
+	if ses.StoreUpload, err = s.Store.Begin(ctx, ses.ObjectKey); err != nil {
+		return domain.Session{}, unavailable(err)
 	}
 	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
 		if err := s.Repo.SessionInsert(ctx, ses); err != nil {
@@ -159,10 +158,10 @@ func (s *Service) Open(ctx context.Context, req domain.OpenRequest) (domain.Sess
 		}
 		return s.record(ctx, c.TenantID, journal.Event{
 			Type: "attachment.open", Actor: c.KeyID, Subject: map[string]any{"upload_session": ses.ID},
-			Payload: map[string]any{"media_type": ses.MediaType, "size_bytes": ses.Size, "parts": ses.PartsExpected(), "stored_before": ses.ObjectKey == ""},
+			Payload: map[string]any{"media_type": ses.MediaType, "size_bytes": ses.Size, "parts": ses.PartsExpected()},
 		})
 	})
-	if err != nil && ses.StoreUpload != "" {
+	if err != nil {
 		s.abortUpload(ses.ObjectKey, ses.StoreUpload)
 	}
 	return ses, err
@@ -251,7 +250,11 @@ func (s *Service) PutPart(ctx context.Context, p Part) (domain.Session, error) {
 		return domain.Session{}, errs.Retry(errs.UploadBusy, "one writer per upload session at a time (any replica)", time.Second,
 			"part %d of session %s is being written by another request; retry shortly", p.N, ses.ID)
 	}
-	out, err := s.store(ctx, c, leased, token, p)
+	// The write may not outlive its lease: past it another writer may take
+	// the session over.
+	wctx, cancel := context.WithDeadline(ctx, now.Add(s.Config.LeaseTTL-leaseMargin))
+	defer cancel()
+	out, err := s.store(wctx, c, leased, token, p)
 	if err != nil {
 		// Nothing was recorded; let the next attempt in at once.
 		if rerr := s.Repo.Release(context.WithoutCancel(ctx), c.TenantID, ses.ID, token); rerr != nil {
@@ -260,6 +263,9 @@ func (s *Service) PutPart(ctx context.Context, p Part) (domain.Session, error) {
 	}
 	return out, err
 }
+
+// leaseMargin is kept between a write's deadline and its lease's end.
+const leaseMargin = 15 * time.Second
 
 func lengthOr(declared, expected int64) int64 {
 	if declared < 0 {
@@ -422,21 +428,13 @@ func (s *Service) store(ctx context.Context, c auth.Caller, ses domain.Session, 
 		}
 		return nil
 	}
-	var etag string
-	if ses.ObjectKey == "" {
-		// The tenant holds this content already: check the bytes, store
-		// nothing.
-		if err := r.drain(); err != nil {
-			return domain.Session{}, err
-		}
-		if err := check(); err != nil && !errors.Is(err, errDigestMismatch) {
-			return domain.Session{}, err
-		}
-	} else {
-		var err error
-		if etag, err = s.putSealed(ctx, c, ses, p.N, last, length, r, check); err != nil && !errors.Is(err, errDigestMismatch) {
-			return domain.Session{}, err
-		}
+	write, err := seal.NewWriteID()
+	if err != nil {
+		return domain.Session{}, err
+	}
+	etag, err := s.putSealed(ctx, c, ses, p.N, write, last, length, r, check)
+	if err != nil && !errors.Is(err, errDigestMismatch) {
+		return domain.Session{}, err
 	}
 	if mismatch != nil {
 		return domain.Session{}, s.mismatch(ctx, c, ses, mismatch)
@@ -448,7 +446,7 @@ func (s *Service) store(ctx context.Context, c auth.Caller, ses domain.Session, 
 	ses.PartsReceived, ses.BytesReceived, ses.HashState = p.N, ses.BytesReceived+length, state
 	ses.PartSHA256 = append(ses.PartSHA256, r.part.Sum(nil))
 	ses.PartETags = append(ses.PartETags, etag)
-	ses.PartAttempts = append(ses.PartAttempts, ses.Attempts)
+	ses.PartWrites = append(ses.PartWrites, int64(write))
 	if !last {
 		if err := s.Repo.Progress(ctx, ses, token); errors.Is(err, ErrLeaseLost) {
 			return domain.Session{}, errs.Retry(errs.UploadBusy, "one writer per upload session at a time (any replica)", time.Second,
@@ -473,7 +471,7 @@ func marshal(h hash.Hash) ([]byte, error) {
 // and this write's attempt, streaming it to the store. check runs after
 // the last plaintext byte; if it fails, the stream fails and the store
 // keeps nothing.
-func (s *Service) putSealed(ctx context.Context, c auth.Caller, ses domain.Session, n int, last bool, length int64, r *partReader, check func() error) (string, error) {
+func (s *Service) putSealed(ctx context.Context, c auth.Caller, ses domain.Session, n int, write uint64, last bool, length int64, r *partReader, check func() error) (string, error) {
 	dataKey, err := s.Keys.Unwrap(ses.WrappedKey, c.TenantID, ses.Address)
 	if err != nil {
 		return "", fmt.Errorf("unwrap data key of %s: %w", ses.ID, err)
@@ -495,7 +493,7 @@ func (s *Service) putSealed(ctx context.Context, c auth.Caller, ses domain.Sessi
 				produced <- err
 				return
 			}
-			sealed = obj.SealSegment(sealed[:0], uint32(n), uint32(ses.Attempts), uint64(i), last && i == segs-1, chunk)
+			sealed = obj.SealSegment(sealed[:0], uint32(n), write, uint32(i), last && i == segs-1, chunk)
 			if _, err := pw.Write(sealed); err != nil {
 				produced <- nil // the store stopped reading; its error is the answer
 				return
@@ -540,10 +538,8 @@ func (s *Service) close(ctx context.Context, c auth.Caller, ses domain.Session, 
 		if out, closed, err = s.Repo.Close(ctx, c.TenantID, ses.ID, state, reason); err != nil || !closed {
 			return err
 		}
-		if out.StoreUpload != "" {
-			if err := s.Repo.DoomedInsert(ctx, Doomed{TenantID: c.TenantID, ObjectKey: out.ObjectKey, StoreUpload: out.StoreUpload}, s.now()); err != nil {
-				return err
-			}
+		if _, err := s.Repo.DoomedInsert(ctx, Doomed{TenantID: c.TenantID, ObjectKey: out.ObjectKey, StoreUpload: out.StoreUpload}, s.now()); err != nil {
+			return err
 		}
 		return s.record(ctx, c.TenantID, journal.Event{
 			Type: "attachment." + string(state), Actor: c.KeyID, Subject: map[string]any{"upload_session": ses.ID},
@@ -556,9 +552,7 @@ func (s *Service) close(ctx context.Context, c auth.Caller, ses domain.Session, 
 	if !closed {
 		return s.Repo.SessionGet(ctx, c.TenantID, ses.ID)
 	}
-	if out.StoreUpload != "" {
-		s.abortUpload(out.ObjectKey, out.StoreUpload)
-	}
+	s.abortUpload(out.ObjectKey, out.StoreUpload)
 	return out, nil
 }
 
@@ -572,67 +566,113 @@ func (s *Service) abortUpload(key, upload string) {
 	}
 }
 
-// complete records the last part and the session's completion: the
-// content is stored once per tenant, whoever completes it first.
+// completionGrace is how long a completion may take between assembling
+// its object and recording it; until then the object's doomed row waits.
+const completionGrace = 30 * time.Minute
+
+// complete records the last part and the session's completion. Content is
+// stored once per tenant, whoever completes it first. The store's
+// assembly of the object runs outside any transaction, bracketed so that
+// nothing is lost if this writer fails half-way: the object is first
+// queued for deletion (after a grace period), and the row is removed in
+// the transaction that records the blob.
 func (s *Service) complete(ctx context.Context, c auth.Caller, ses domain.Session, token string) (domain.Session, error) {
-	var abandon bool
-	err := s.Tx.InTx(ctx, func(ctx context.Context) error {
-		abandon = false
+	exists, err := s.blobExists(ctx, c.TenantID, ses.ExpectedSHA256)
+	if err != nil {
+		return domain.Session{}, err
+	}
+	var intent int64
+	if !exists {
+		now := s.now()
+		if intent, err = s.Repo.DoomedInsert(ctx, Doomed{TenantID: c.TenantID, ObjectKey: ses.ObjectKey, NotBefore: now.Add(completionGrace)}, now); err != nil {
+			return domain.Session{}, err
+		}
+		if err := s.Store.Complete(ctx, ses.ObjectKey, ses.StoreUpload, ses.PartETags); err != nil {
+			if !errors.Is(err, blobstore.ErrNotFound) {
+				return domain.Session{}, unavailable(err)
+			}
+			// An earlier attempt may have assembled it already.
+			if _, serr := s.Store.Size(ctx, ses.ObjectKey); serr != nil {
+				_, _ = s.close(context.WithoutCancel(ctx), c, ses, domain.Aborted, "the object store lost the multipart upload")
+				return domain.Session{}, errs.New(errs.UploadClosed, "only an open session takes parts (D3)",
+					"the object store no longer holds session %s's upload; open a new session", ses.ID)
+			}
+		}
+	}
+	var redundant bool
+	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
+		redundant = false
 		if err := s.Repo.LockAddress(ctx, c.TenantID, ses.Address); err != nil {
 			return err
 		}
-		_, err := s.Repo.BlobGet(ctx, c.TenantID, ses.ExpectedSHA256)
-		switch {
+		now := s.now()
+		switch _, err := s.Repo.BlobGet(ctx, c.TenantID, ses.ExpectedSHA256); {
 		case err == nil:
-			// The tenant holds this content already (stored before this
-			// session opened, or by a session that completed first).
-			abandon = ses.StoreUpload != ""
-		case errors.Is(err, ErrNotFound) && ses.ObjectKey == "":
-			return errs.New(errs.UploadClosed, "content is stored once per tenant; it was erased while this session was open",
-				"the content of session %s was erased during the upload; open a new session and send it again", ses.ID)
-		case errors.Is(err, ErrNotFound):
-			if err := s.Store.Complete(ctx, ses.ObjectKey, ses.StoreUpload, ses.PartETags); err != nil {
-				return unavailable(err)
+			// The tenant holds this content already (stored before, or by
+			// a session that completed first): this copy goes.
+			redundant = true
+			d := Doomed{TenantID: c.TenantID, ObjectKey: ses.ObjectKey}
+			if exists {
+				d.StoreUpload = ses.StoreUpload // never assembled: abandon the upload
 			}
-			attempts := slicesClone(ses.PartAttempts)
+			if _, err := s.Repo.DoomedInsert(ctx, d, now); err != nil {
+				return err
+			}
+		case errors.Is(err, ErrNotFound) && exists:
+			// The content was shredded since the check above: store it.
+			return errRetryComplete
+		case errors.Is(err, ErrNotFound):
 			if err := s.Repo.BlobInsert(ctx, Blob{
 				TenantID: c.TenantID, SHA256: ses.ExpectedSHA256, Address: ses.Address, ObjectKey: ses.ObjectKey,
-				Size: ses.Size, PartSize: ses.PartSize, PartAttempts: attempts, WrappedKey: ses.WrappedKey, CreatedAt: s.now(),
+				Size: ses.Size, PartSize: ses.PartSize, PartWrites: append([]int64(nil), ses.PartWrites...), WrappedKey: ses.WrappedKey, CreatedAt: now,
 			}); err != nil {
 				return err
 			}
 		default:
 			return err
 		}
-		now := s.now()
+		if intent != 0 && !redundant {
+			if err := s.Repo.DoomedDelete(ctx, intent); err != nil {
+				return err
+			}
+		}
 		ses.State, ses.CompletedAt = domain.Complete, &now
 		if err := s.Repo.Progress(ctx, ses, token); err != nil {
 			return err
 		}
-		if abandon {
-			if err := s.Repo.DoomedInsert(ctx, Doomed{TenantID: c.TenantID, ObjectKey: ses.ObjectKey, StoreUpload: ses.StoreUpload}, now); err != nil {
-				return err
-			}
-		}
 		return s.record(ctx, c.TenantID, journal.Event{
 			Type: "attachment.complete", Actor: c.KeyID, Subject: map[string]any{"upload_session": ses.ID},
-			Payload: map[string]any{"sha256": hex.EncodeToString(ses.ExpectedSHA256[:]), "size_bytes": ses.Size, "deduplicated": abandon || ses.ObjectKey == ""},
+			Payload: map[string]any{"sha256": hex.EncodeToString(ses.ExpectedSHA256[:]), "size_bytes": ses.Size, "deduplicated": redundant},
 		})
 	})
-	if errors.Is(err, ErrLeaseLost) {
+	switch {
+	case errors.Is(err, errRetryComplete):
+		return s.complete(ctx, c, ses, token)
+	case errors.Is(err, ErrLeaseLost):
 		return domain.Session{}, errs.Retry(errs.UploadBusy, "one writer per upload session at a time (any replica)", time.Second,
-			"the write of the last part took longer than its lease; send it again")
-	}
-	if err != nil {
+			"the write of the last part outlived its lease; ask for the session's status")
+	case err != nil:
 		return domain.Session{}, err
 	}
-	if abandon {
+	if redundant && exists {
 		s.abortUpload(ses.ObjectKey, ses.StoreUpload)
 	}
+	ses.WrappedKey, ses.HashState = nil, nil
 	return ses, nil
 }
 
-func slicesClone(a []int32) []int32 { return append([]int32(nil), a...) }
+// errRetryComplete restarts a completion whose content was shredded while
+// it ran.
+var errRetryComplete = errors.New("content shredded during completion")
+
+func (s *Service) blobExists(ctx context.Context, tenant string, sha [32]byte) (bool, error) {
+	_, err := s.Repo.BlobGet(ctx, tenant, sha)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 
 // Abort ends the caller's open session; aborting an aborted or expired
 // one again is a no-op, a complete one is refused.

@@ -52,18 +52,15 @@ type Session struct {
 	PartSize       int64
 	// Progress: parts and bytes received so far, the running SHA-256
 	// state after them, and per received part its plaintext digest, its
-	// store entity tag and the attempt that sealed it.
+	// store entity tag and the random id of the write that sealed it.
 	PartsReceived int
 	BytesReceived int64
 	HashState     []byte
 	PartSHA256    [][]byte
 	PartETags     []string
-	PartAttempts  []int32
-	// Attempts counts part writes; every write seals under a fresh value.
-	Attempts int32
-	// Address is the content address of the expected digest; ObjectKey
-	// and StoreUpload are empty when the tenant already holds the content
-	// (the parts are then checked, not stored).
+	PartWrites    []int64
+	// Address is the content address of the expected digest; the parts go
+	// to a multipart upload of ObjectKey.
 	Address     string
 	ObjectKey   string
 	StoreUpload string

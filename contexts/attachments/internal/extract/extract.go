@@ -10,15 +10,19 @@ import (
 	"io"
 	"mime"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ledongthuc/pdf"
 )
 
-// Limits: the text shown to a reviewer, and the largest PDF parsed.
+// Limits: the text shown to a reviewer, the largest PDF parsed, how many
+// of its pages are read and for how long.
 const (
-	MaxText = 64 << 10
-	MaxPDF  = 32 << 20
+	MaxText     = 64 << 10
+	MaxPDF      = 32 << 20
+	MaxPDFPages = 200
+	PDFTimeout  = 10 * time.Second
 )
 
 // Kinds of review material.
@@ -76,12 +80,24 @@ func text(kind string, b []byte, truncated bool) Material {
 	return Material{Kind: kind, Text: string(b), Truncated: truncated}
 }
 
-// fromPDF extracts a PDF's text, guarding against parser panics on
+// fromPDF extracts a PDF's text page by page, stopping at MaxText,
+// MaxPDFPages or PDFTimeout, and guarding against parser panics on
 // hostile files.
-func fromPDF(r io.ReaderAt, size int64) (m Material) {
+func fromPDF(r io.ReaderAt, size int64) Material {
 	if size > MaxPDF {
 		return Material{Kind: KindOpaque, Note: fmt.Sprintf("PDF larger than %d MiB is not parsed", MaxPDF>>20)}
 	}
+	done := make(chan Material, 1)
+	go func() { done <- pdfText(r, size) }()
+	select {
+	case m := <-done:
+		return m
+	case <-time.After(PDFTimeout):
+		return Material{Kind: KindOpaque, Note: fmt.Sprintf("PDF text extraction took longer than %s", PDFTimeout)}
+	}
+}
+
+func pdfText(r io.ReaderAt, size int64) (m Material) {
 	defer func() {
 		if p := recover(); p != nil {
 			m = Material{Kind: KindOpaque, Note: fmt.Sprintf("PDF text extraction failed: %v", p)}
@@ -91,15 +107,19 @@ func fromPDF(r io.ReaderAt, size int64) (m Material) {
 	if err != nil {
 		return Material{Kind: KindOpaque, Note: "not a readable PDF: " + err.Error()}
 	}
-	plain, err := doc.GetPlainText()
-	if err != nil {
-		return Material{Kind: KindOpaque, Note: "PDF text extraction failed: " + err.Error()}
-	}
 	var out bytes.Buffer
-	n, _ := io.Copy(&out, io.LimitReader(plain, MaxText+1))
-	b := out.Bytes()
-	if n > MaxText {
-		b = b[:MaxText]
+	pages := doc.NumPage()
+	truncated := pages > MaxPDFPages
+	for i := 1; i <= min(pages, MaxPDFPages) && out.Len() <= MaxText; i++ {
+		text, err := doc.Page(i).GetPlainText(nil)
+		if err != nil {
+			return Material{Kind: KindOpaque, Note: fmt.Sprintf("PDF text extraction failed on page %d: %v", i, err)}
+		}
+		out.WriteString(text)
 	}
-	return text(KindPDF, b, n > MaxText)
+	b := out.Bytes()
+	if len(b) > MaxText {
+		b, truncated = b[:MaxText], true
+	}
+	return text(KindPDF, b, truncated)
 }

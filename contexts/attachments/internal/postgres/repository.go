@@ -58,8 +58,8 @@ func session(row dbsqlc.AttachmentsSession) domain.Session {
 		ID: row.ID, TenantID: row.TenantID, KeyID: row.KeyID, State: domain.State(row.State), MediaType: row.MediaType,
 		Size: row.SizeBytes, ExpectedSHA256: sha(row.ExpectedSha256), PartSize: row.PartSize,
 		PartsReceived: int(row.PartsReceived), BytesReceived: row.BytesReceived, HashState: row.HashState,
-		PartSHA256: row.PartSha256, PartETags: row.PartEtags, PartAttempts: row.PartAttempts, Attempts: row.Attempts,
-		Address: row.Address, ObjectKey: val(row.ObjectKey), StoreUpload: val(row.StoreUpload), WrappedKey: row.WrappedKey,
+		PartSHA256: row.PartSha256, PartETags: row.PartEtags, PartWrites: row.PartWrites,
+		Address: row.Address, ObjectKey: row.ObjectKey, StoreUpload: row.StoreUpload, WrappedKey: row.WrappedKey,
 		Reason: val(row.Reason), CreatedAt: row.CreatedAt, ExpiresAt: row.ExpiresAt, CompletedAt: row.CompletedAt, BoundAt: row.BoundAt,
 	}
 }
@@ -76,7 +76,7 @@ func (r *Repository) SessionInsert(ctx context.Context, s domain.Session) error 
 	return r.q.SessionInsert(ctx, r.conn(ctx), dbsqlc.SessionInsertParams{
 		TenantID: s.TenantID, ID: s.ID, KeyID: s.KeyID, MediaType: s.MediaType, SizeBytes: s.Size,
 		ExpectedSha256: s.ExpectedSHA256[:], PartSize: s.PartSize, Address: s.Address,
-		ObjectKey: ptr(s.ObjectKey), StoreUpload: ptr(s.StoreUpload), WrappedKey: s.WrappedKey,
+		ObjectKey: s.ObjectKey, StoreUpload: s.StoreUpload, WrappedKey: s.WrappedKey,
 		CreatedAt: s.CreatedAt, ExpiresAt: s.ExpiresAt,
 	})
 }
@@ -117,7 +117,7 @@ func (r *Repository) Release(ctx context.Context, tenant, id, token string) erro
 func (r *Repository) Progress(ctx context.Context, s domain.Session, token string) error {
 	n, err := r.q.SessionProgress(ctx, r.conn(ctx), dbsqlc.SessionProgressParams{
 		PartsReceived: int32(s.PartsReceived), BytesReceived: s.BytesReceived, HashState: s.HashState,
-		PartSha256: s.PartSHA256, PartEtags: s.PartETags, PartAttempts: s.PartAttempts,
+		PartSha256: s.PartSHA256, PartEtags: s.PartETags, PartWrites: s.PartWrites,
 		State: string(s.State), Reason: ptr(s.Reason), CompletedAt: s.CompletedAt,
 		TenantID: s.TenantID, ID: s.ID, Token: &token,
 	})
@@ -156,7 +156,7 @@ func (r *Repository) LockAddress(ctx context.Context, tenant, address string) er
 func blob(row dbsqlc.AttachmentsBlob) app.Blob {
 	return app.Blob{
 		TenantID: row.TenantID, SHA256: sha(row.Sha256), Address: row.Address, ObjectKey: row.ObjectKey,
-		Size: row.SizeBytes, PartSize: row.PartSize, PartAttempts: row.PartAttempts, WrappedKey: row.WrappedKey, CreatedAt: row.CreatedAt,
+		Size: row.SizeBytes, PartSize: row.PartSize, PartWrites: row.PartWrites, WrappedKey: row.WrappedKey, CreatedAt: row.CreatedAt,
 	}
 }
 
@@ -171,7 +171,7 @@ func (r *Repository) BlobGet(ctx context.Context, tenant string, sum [32]byte) (
 func (r *Repository) BlobInsert(ctx context.Context, b app.Blob) error {
 	return r.q.BlobInsert(ctx, r.conn(ctx), dbsqlc.BlobInsertParams{
 		TenantID: b.TenantID, Sha256: b.SHA256[:], Address: b.Address, ObjectKey: b.ObjectKey, SizeBytes: b.Size,
-		PartSize: b.PartSize, PartAttempts: b.PartAttempts, WrappedKey: b.WrappedKey, CreatedAt: b.CreatedAt,
+		PartSize: b.PartSize, PartWrites: b.PartWrites, WrappedKey: b.WrappedKey, CreatedAt: b.CreatedAt,
 	})
 }
 
@@ -238,15 +238,25 @@ func (r *Repository) BindingsDelete(ctx context.Context, tenant, artifact string
 	return out, err
 }
 
-func (r *Repository) DoomedInsert(ctx context.Context, d app.Doomed, at time.Time) error {
-	return r.q.DoomedInsert(ctx, r.conn(ctx), dbsqlc.DoomedInsertParams{TenantID: d.TenantID, ObjectKey: d.ObjectKey, StoreUpload: ptr(d.StoreUpload), QueuedAt: at})
+func (r *Repository) SessionsScrub(ctx context.Context, tenant string, sum [32]byte) error {
+	return r.q.SessionsScrub(ctx, r.conn(ctx), dbsqlc.SessionsScrubParams{TenantID: tenant, Sha256: sum[:]})
 }
 
-func (r *Repository) DoomedNext(ctx context.Context, limit int) ([]app.Doomed, error) {
-	rows, err := r.q.DoomedNext(ctx, r.conn(ctx), int32(limit))
+func (r *Repository) DoomedInsert(ctx context.Context, d app.Doomed, at time.Time) (int64, error) {
+	notBefore := d.NotBefore
+	if notBefore.IsZero() {
+		notBefore = at
+	}
+	return r.q.DoomedInsert(ctx, r.conn(ctx), dbsqlc.DoomedInsertParams{
+		TenantID: d.TenantID, ObjectKey: d.ObjectKey, StoreUpload: ptr(d.StoreUpload), QueuedAt: at, NotBefore: notBefore,
+	})
+}
+
+func (r *Repository) DoomedClaim(ctx context.Context, now, until time.Time, limit int) ([]app.Doomed, error) {
+	rows, err := r.q.DoomedClaim(ctx, r.conn(ctx), dbsqlc.DoomedClaimParams{Until: until, Now: now, MaxRows: int32(limit)})
 	out := make([]app.Doomed, len(rows))
 	for i, row := range rows {
-		out[i] = app.Doomed{ID: row.ID, TenantID: row.TenantID, ObjectKey: row.ObjectKey, StoreUpload: val(row.StoreUpload)}
+		out[i] = app.Doomed{ID: row.ID, TenantID: row.TenantID, ObjectKey: row.ObjectKey, StoreUpload: val(row.StoreUpload), NotBefore: row.NotBefore}
 	}
 	return out, err
 }

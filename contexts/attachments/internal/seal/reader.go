@@ -8,11 +8,11 @@ import (
 
 // Layout is how an object's plaintext maps onto its sealed bytes: Size
 // plaintext bytes in parts of PartSize (a multiple of SegmentSize; the
-// last part is shorter), each part sealed under its write's attempt.
+// last part is shorter), each part sealed under its write's id.
 type Layout struct {
 	Size     int64
 	PartSize int64
-	Attempts []uint32 // per part, in order
+	Writes   []uint64 // per part, in order
 }
 
 // Validate checks the layout is one this package writes.
@@ -20,8 +20,8 @@ func (l Layout) Validate() error {
 	if l.PartSize <= 0 || l.PartSize%SegmentSize != 0 {
 		return fmt.Errorf("seal: part size %d is not a positive multiple of %d", l.PartSize, SegmentSize)
 	}
-	if l.Size < 0 || int64(len(l.Attempts)) != l.Parts() {
-		return fmt.Errorf("seal: %d bytes in parts of %d need %d attempts, have %d", l.Size, l.PartSize, l.Parts(), len(l.Attempts))
+	if l.Size < 0 || int64(len(l.Writes)) != l.Parts() {
+		return fmt.Errorf("seal: %d bytes in parts of %d need %d write ids, have %d", l.Size, l.PartSize, l.Parts(), len(l.Writes))
 	}
 	return nil
 }
@@ -34,11 +34,11 @@ func (l Layout) SealedSize() int64 { return SealedLen(l.Size) }
 
 // segment locates global segment g: its part (1-based), index within the
 // part, sealed offset and length, and whether it is the object's last.
-func (l Layout) segment(g int64) (part uint32, seg uint64, off, n int64, last bool) {
+func (l Layout) segment(g int64) (part uint32, seg uint32, off, n int64, last bool) {
 	perPart := l.PartSize / SegmentSize
 	total := Segments(l.Size)
 	part = uint32(g/perPart) + 1
-	seg = uint64(g % perPart)
+	seg = uint32(g % perPart)
 	off = g * (SegmentSize + Overhead)
 	plain := int64(SegmentSize)
 	if g == total-1 {
@@ -69,6 +69,15 @@ func NewReader(obj *Object, layout Layout, fetch Fetch) (*Reader, error) {
 		return nil, err
 	}
 	return &Reader{obj: obj, layout: layout, fetch: fetch}, nil
+}
+
+// Prime loads the first window, so a store or key failure surfaces before
+// anything is sent to a client.
+func (r *Reader) Prime() error {
+	if r.layout.Size == 0 {
+		return nil
+	}
+	return r.load(0)
 }
 
 // Read implements io.Reader.
@@ -102,7 +111,7 @@ func (r *Reader) load(g int64) error {
 	r.win = r.win[:0]
 	for s := g; s < end; s++ {
 		part, seg, off, n, last := r.layout.segment(s)
-		r.win, err = r.obj.OpenSegment(r.win, part, r.layout.Attempts[part-1], seg, last, sealed[off-first:off-first+n])
+		r.win, err = r.obj.OpenSegment(r.win, part, r.layout.Writes[part-1], seg, last, sealed[off-first:off-first+n])
 		if err != nil {
 			return fmt.Errorf("segment %d: %w", s, err)
 		}

@@ -6,14 +6,16 @@
 // plaintext is cut into parts (the upload's parts) and each part into
 // 64 KiB segments; each segment is sealed with AES-256-GCM on its own:
 //
-//	nonce = attempt (uint32, big-endian) ‖ segment index within the part (uint64)
-//	AAD   = "oml/seg/v1" ‖ address ‖ part number (uint32) ‖ segment index (uint64) ‖ last (1 byte)
+//	nonce = write id (uint64, big-endian) ‖ segment index within the part (uint32)
+//	AAD   = "oml/seg/v1" ‖ address ‖ part number (uint32) ‖ segment index (uint32) ‖ last (1 byte)
 //
-// attempt is a counter the upload session increments for every part write,
-// so no (key, nonce) pair ever seals two plaintexts, even when a client
-// sends a part again with other bytes after a crash. The part number in
-// the AAD pins a segment to its place; the last flag marks the object's
-// final segment, so a truncated object does not decrypt. A sealed part is
+// The write id is drawn at random for every write of a part, so no (key,
+// nonce) pair seals two plaintexts — not when a client sends a part again
+// with other bytes, and not when the database that records the parts is
+// restored to an earlier point (a counter there could repeat). Two writes
+// collide with probability 2⁻⁶⁴; an object has at most 10,000 parts. The
+// part number in the AAD pins a segment to its place; the last flag marks
+// the object's final segment, so a truncated object does not decrypt. A sealed part is
 // its segments' ciphertexts back to back: plaintext length plus 16 bytes
 // per segment.
 //
@@ -157,15 +159,24 @@ func NewObject(dataKey []byte, address string) (*Object, error) {
 	return &Object{aead: aead, address: address}, nil
 }
 
-func (o *Object) params(part, attempt uint32, seg uint64, last bool) (nonce, aad []byte) {
+// NewWriteID draws the random id one write of a part seals under.
+func NewWriteID() (uint64, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return 0, err
+	}
+	return binary.BigEndian.Uint64(b[:]), nil
+}
+
+func (o *Object) params(part uint32, write uint64, seg uint32, last bool) (nonce, aad []byte) {
 	nonce = make([]byte, nonceSize)
-	binary.BigEndian.PutUint32(nonce, attempt)
-	binary.BigEndian.PutUint64(nonce[4:], seg)
-	aad = make([]byte, 0, 12+len(o.address)+13)
+	binary.BigEndian.PutUint64(nonce, write)
+	binary.BigEndian.PutUint32(nonce[8:], seg)
+	aad = make([]byte, 0, 12+len(o.address)+9)
 	aad = append(aad, "oml/seg/v1\x00"...)
 	aad = append(aad, o.address...)
 	aad = binary.BigEndian.AppendUint32(aad, part)
-	aad = binary.BigEndian.AppendUint64(aad, seg)
+	aad = binary.BigEndian.AppendUint32(aad, seg)
 	if last {
 		aad = append(aad, 1)
 	} else {
@@ -175,13 +186,13 @@ func (o *Object) params(part, attempt uint32, seg uint64, last bool) (nonce, aad
 }
 
 // SealPart appends the sealed form of one part's plaintext to dst. last
-// says whether the part is the object's last; attempt must never repeat
-// for this object.
-func (o *Object) SealPart(dst []byte, part, attempt uint32, last bool, plain []byte) []byte {
+// says whether the part is the object's last; write is the write's id
+// (NewWriteID).
+func (o *Object) SealPart(dst []byte, part uint32, write uint64, last bool, plain []byte) []byte {
 	n := Segments(int64(len(plain)))
 	for s := int64(0); s < n; s++ {
 		seg := plain[min(int64(len(plain)), s*SegmentSize):min(int64(len(plain)), (s+1)*SegmentSize)]
-		dst = o.SealSegment(dst, part, attempt, uint64(s), last && s == n-1, seg)
+		dst = o.SealSegment(dst, part, write, uint32(s), last && s == n-1, seg)
 	}
 	return dst
 }
@@ -189,14 +200,14 @@ func (o *Object) SealPart(dst []byte, part, attempt uint32, last bool, plain []b
 // SealSegment appends one sealed segment to dst: segment seg of part,
 // whose plaintext is at most SegmentSize bytes (only the object's last
 // segment may be shorter).
-func (o *Object) SealSegment(dst []byte, part, attempt uint32, seg uint64, last bool, plain []byte) []byte {
-	nonce, aad := o.params(part, attempt, seg, last)
+func (o *Object) SealSegment(dst []byte, part uint32, write uint64, seg uint32, last bool, plain []byte) []byte {
+	nonce, aad := o.params(part, write, seg, last)
 	return o.aead.Seal(dst, nonce, plain, aad)
 }
 
 // OpenSegment appends one segment's plaintext to dst.
-func (o *Object) OpenSegment(dst []byte, part, attempt uint32, seg uint64, last bool, sealed []byte) ([]byte, error) {
-	nonce, aad := o.params(part, attempt, seg, last)
+func (o *Object) OpenSegment(dst []byte, part uint32, write uint64, seg uint32, last bool, sealed []byte) ([]byte, error) {
+	nonce, aad := o.params(part, write, seg, last)
 	out, err := o.aead.Open(dst, nonce, sealed, aad)
 	if err != nil {
 		return dst, ErrOpen

@@ -24,10 +24,13 @@ func testObject(t *testing.T, size, partSize int64) ([]byte, []byte, Layout, *Ob
 	l := Layout{Size: size, PartSize: partSize}
 	var sealed []byte
 	for p := int64(0); p < l.Parts(); p++ {
-		attempt := uint32(7 + 3*p) // any values, distinct per write
-		l.Attempts = append(l.Attempts, attempt)
+		write, err := NewWriteID()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Writes = append(l.Writes, write)
 		chunk := plain[min(size, p*partSize):min(size, (p+1)*partSize)]
-		sealed = obj.SealPart(sealed, uint32(p+1), attempt, p == l.Parts()-1, chunk)
+		sealed = obj.SealPart(sealed, uint32(p+1), write, p == l.Parts()-1, chunk)
 	}
 	if int64(len(sealed)) != l.SealedSize() {
 		t.Fatalf("sealed %d bytes, layout says %d", len(sealed), l.SealedSize())
@@ -97,11 +100,11 @@ func TestTamperingIsDetected(t *testing.T) {
 	if err := read(sealed[:3*seg], short); !errors.Is(err, ErrOpen) {
 		t.Fatalf("truncated: %v", err)
 	}
-	// Another attempt number (a stale part) does not open either.
+	// Another write's id (a stale part) does not open either.
 	stale := l
-	stale.Attempts = []uint32{l.Attempts[0], l.Attempts[1] + 1}
+	stale.Writes = []uint64{l.Writes[0], l.Writes[1] + 1}
 	if err := read(sealed, stale); !errors.Is(err, ErrOpen) {
-		t.Fatalf("wrong attempt: %v", err)
+		t.Fatalf("wrong write id: %v", err)
 	}
 }
 
@@ -156,6 +159,6 @@ func BenchmarkSealPart(b *testing.B) {
 	dst := make([]byte, 0, SealedLen(int64(len(plain))))
 	b.SetBytes(int64(len(plain)))
 	for i := 0; b.Loop(); i++ {
-		dst = obj.SealPart(dst[:0], 1, uint32(i), false, plain)
+		dst = obj.SealPart(dst[:0], 1, uint64(i), false, plain)
 	}
 }

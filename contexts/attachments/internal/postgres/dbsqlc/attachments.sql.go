@@ -142,7 +142,7 @@ func (q *Queries) BindingsList(ctx context.Context, db DBTX, arg BindingsListPar
 }
 
 const blobDelete = `-- name: BlobDelete :one
-DELETE FROM attachments.blobs WHERE tenant_id = $1 AND sha256 = $2 RETURNING tenant_id, sha256, address, object_key, size_bytes, part_size, part_attempts, wrapped_key, created_at
+DELETE FROM attachments.blobs WHERE tenant_id = $1 AND sha256 = $2 RETURNING tenant_id, sha256, address, object_key, size_bytes, part_size, part_writes, wrapped_key, created_at
 `
 
 type BlobDeleteParams struct {
@@ -160,7 +160,7 @@ func (q *Queries) BlobDelete(ctx context.Context, db DBTX, arg BlobDeleteParams)
 		&i.ObjectKey,
 		&i.SizeBytes,
 		&i.PartSize,
-		&i.PartAttempts,
+		&i.PartWrites,
 		&i.WrappedKey,
 		&i.CreatedAt,
 	)
@@ -168,7 +168,7 @@ func (q *Queries) BlobDelete(ctx context.Context, db DBTX, arg BlobDeleteParams)
 }
 
 const blobGet = `-- name: BlobGet :one
-SELECT tenant_id, sha256, address, object_key, size_bytes, part_size, part_attempts, wrapped_key, created_at FROM attachments.blobs WHERE tenant_id = $1 AND sha256 = $2
+SELECT tenant_id, sha256, address, object_key, size_bytes, part_size, part_writes, wrapped_key, created_at FROM attachments.blobs WHERE tenant_id = $1 AND sha256 = $2
 `
 
 type BlobGetParams struct {
@@ -186,7 +186,7 @@ func (q *Queries) BlobGet(ctx context.Context, db DBTX, arg BlobGetParams) (Atta
 		&i.ObjectKey,
 		&i.SizeBytes,
 		&i.PartSize,
-		&i.PartAttempts,
+		&i.PartWrites,
 		&i.WrappedKey,
 		&i.CreatedAt,
 	)
@@ -196,7 +196,7 @@ func (q *Queries) BlobGet(ctx context.Context, db DBTX, arg BlobGetParams) (Atta
 const blobInUse = `-- name: BlobInUse :one
 SELECT EXISTS (SELECT 1 FROM attachments.bindings b WHERE b.tenant_id = $1 AND b.sha256 = $2)
     OR EXISTS (SELECT 1 FROM attachments.sessions s WHERE s.tenant_id = $1 AND s.expected_sha256 = $2
-               AND (s.state = 'open' OR (s.state = 'complete' AND s.bound_at IS NULL)) AND s.expires_at > $3)
+               AND s.state = 'complete' AND s.bound_at IS NULL AND s.expires_at > $3)
 `
 
 type BlobInUseParams struct {
@@ -205,8 +205,9 @@ type BlobInUseParams struct {
 	Now      time.Time
 }
 
-// Whether content is still needed: bound to a claim, or held by a
-// session that may still complete or bind.
+// Whether content is still needed: bound to a claim, or completed by a
+// session that may still bind it. An open session does not count: it
+// proves nothing yet, and its completion checks the blob again.
 func (q *Queries) BlobInUse(ctx context.Context, db DBTX, arg BlobInUseParams) (*bool, error) {
 	row := db.QueryRow(ctx, blobInUse, arg.TenantID, arg.Sha256, arg.Now)
 	var column_1 *bool
@@ -215,20 +216,20 @@ func (q *Queries) BlobInUse(ctx context.Context, db DBTX, arg BlobInUseParams) (
 }
 
 const blobInsert = `-- name: BlobInsert :exec
-INSERT INTO attachments.blobs (tenant_id, sha256, address, object_key, size_bytes, part_size, part_attempts, wrapped_key, created_at)
+INSERT INTO attachments.blobs (tenant_id, sha256, address, object_key, size_bytes, part_size, part_writes, wrapped_key, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 `
 
 type BlobInsertParams struct {
-	TenantID     string
-	Sha256       []byte
-	Address      string
-	ObjectKey    string
-	SizeBytes    int64
-	PartSize     int64
-	PartAttempts []int32
-	WrappedKey   []byte
-	CreatedAt    time.Time
+	TenantID   string
+	Sha256     []byte
+	Address    string
+	ObjectKey  string
+	SizeBytes  int64
+	PartSize   int64
+	PartWrites []int64
+	WrappedKey []byte
+	CreatedAt  time.Time
 }
 
 func (q *Queries) BlobInsert(ctx context.Context, db DBTX, arg BlobInsertParams) error {
@@ -239,7 +240,7 @@ func (q *Queries) BlobInsert(ctx context.Context, db DBTX, arg BlobInsertParams)
 		arg.ObjectKey,
 		arg.SizeBytes,
 		arg.PartSize,
-		arg.PartAttempts,
+		arg.PartWrites,
 		arg.WrappedKey,
 		arg.CreatedAt,
 	)
@@ -250,7 +251,7 @@ const blobsUnused = `-- name: BlobsUnused :many
 SELECT b.tenant_id, b.sha256 FROM attachments.blobs b
 WHERE NOT EXISTS (SELECT 1 FROM attachments.bindings x WHERE x.tenant_id = b.tenant_id AND x.sha256 = b.sha256)
   AND NOT EXISTS (SELECT 1 FROM attachments.sessions s WHERE s.tenant_id = b.tenant_id AND s.expected_sha256 = b.sha256
-                  AND (s.state = 'open' OR (s.state = 'complete' AND s.bound_at IS NULL)) AND s.expires_at > $1)
+                  AND s.state = 'complete' AND s.bound_at IS NULL AND s.expires_at > $1)
 LIMIT $2
 `
 
@@ -285,42 +286,25 @@ func (q *Queries) BlobsUnused(ctx context.Context, db DBTX, arg BlobsUnusedParam
 	return items, nil
 }
 
-const doomedDelete = `-- name: DoomedDelete :exec
-DELETE FROM attachments.doomed WHERE id = $1
+const doomedClaim = `-- name: DoomedClaim :many
+UPDATE attachments.doomed d SET not_before = $1
+WHERE d.id IN (
+    SELECT x.id FROM attachments.doomed x WHERE x.not_before <= $2
+    ORDER BY x.id LIMIT $3 FOR UPDATE SKIP LOCKED
+)
+RETURNING d.id, d.tenant_id, d.object_key, d.store_upload, d.queued_at, d.not_before
 `
 
-func (q *Queries) DoomedDelete(ctx context.Context, db DBTX, id int64) error {
-	_, err := db.Exec(ctx, doomedDelete, id)
-	return err
+type DoomedClaimParams struct {
+	Until   time.Time
+	Now     time.Time
+	MaxRows int32
 }
 
-const doomedInsert = `-- name: DoomedInsert :exec
-INSERT INTO attachments.doomed (tenant_id, object_key, store_upload, queued_at) VALUES ($1, $2, $3, $4)
-`
-
-type DoomedInsertParams struct {
-	TenantID    string
-	ObjectKey   string
-	StoreUpload *string
-	QueuedAt    time.Time
-}
-
-func (q *Queries) DoomedInsert(ctx context.Context, db DBTX, arg DoomedInsertParams) error {
-	_, err := db.Exec(ctx, doomedInsert,
-		arg.TenantID,
-		arg.ObjectKey,
-		arg.StoreUpload,
-		arg.QueuedAt,
-	)
-	return err
-}
-
-const doomedNext = `-- name: DoomedNext :many
-SELECT id, tenant_id, object_key, store_upload, queued_at FROM attachments.doomed ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED
-`
-
-func (q *Queries) DoomedNext(ctx context.Context, db DBTX, maxRows int32) ([]AttachmentsDoomed, error) {
-	rows, err := db.Query(ctx, doomedNext, maxRows)
+// Claims due rows for one sweeper for a while (it works outside any
+// transaction); a sweeper that dies leaves them due again later.
+func (q *Queries) DoomedClaim(ctx context.Context, db DBTX, arg DoomedClaimParams) ([]AttachmentsDoomed, error) {
+	rows, err := db.Query(ctx, doomedClaim, arg.Until, arg.Now, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -334,6 +318,7 @@ func (q *Queries) DoomedNext(ctx context.Context, db DBTX, maxRows int32) ([]Att
 			&i.ObjectKey,
 			&i.StoreUpload,
 			&i.QueuedAt,
+			&i.NotBefore,
 		); err != nil {
 			return nil, err
 		}
@@ -343,6 +328,42 @@ func (q *Queries) DoomedNext(ctx context.Context, db DBTX, maxRows int32) ([]Att
 		return nil, err
 	}
 	return items, nil
+}
+
+const doomedDelete = `-- name: DoomedDelete :exec
+DELETE FROM attachments.doomed WHERE id = $1
+`
+
+func (q *Queries) DoomedDelete(ctx context.Context, db DBTX, id int64) error {
+	_, err := db.Exec(ctx, doomedDelete, id)
+	return err
+}
+
+const doomedInsert = `-- name: DoomedInsert :one
+INSERT INTO attachments.doomed (tenant_id, object_key, store_upload, queued_at, not_before)
+VALUES ($1, $2, $3, $4, $5)
+RETURNING id
+`
+
+type DoomedInsertParams struct {
+	TenantID    string
+	ObjectKey   string
+	StoreUpload *string
+	QueuedAt    time.Time
+	NotBefore   time.Time
+}
+
+func (q *Queries) DoomedInsert(ctx context.Context, db DBTX, arg DoomedInsertParams) (int64, error) {
+	row := db.QueryRow(ctx, doomedInsert,
+		arg.TenantID,
+		arg.ObjectKey,
+		arg.StoreUpload,
+		arg.QueuedAt,
+		arg.NotBefore,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
 }
 
 const sessionBind = `-- name: SessionBind :execrows
@@ -367,9 +388,9 @@ func (q *Queries) SessionBind(ctx context.Context, db DBTX, arg SessionBindParam
 
 const sessionClose = `-- name: SessionClose :one
 UPDATE attachments.sessions
-SET state = $1, reason = $2, lease_token = NULL, lease_until = NULL
+SET state = $1, reason = $2, lease_token = NULL, lease_until = NULL, wrapped_key = NULL, hash_state = NULL
 WHERE tenant_id = $3 AND id = $4 AND state = 'open'
-RETURNING tenant_id, id, key_id, state, media_type, size_bytes, expected_sha256, part_size, parts_received, bytes_received, hash_state, part_sha256, part_etags, part_attempts, attempts, address, object_key, store_upload, wrapped_key, lease_token, lease_until, reason, created_at, expires_at, completed_at, bound_at
+RETURNING tenant_id, id, key_id, state, media_type, size_bytes, expected_sha256, part_size, parts_received, bytes_received, hash_state, part_sha256, part_etags, part_writes, address, object_key, store_upload, wrapped_key, lease_token, lease_until, reason, created_at, expires_at, completed_at, bound_at
 `
 
 type SessionCloseParams struct {
@@ -379,7 +400,8 @@ type SessionCloseParams struct {
 	ID       string
 }
 
-// Ends an open session (abort, digest mismatch, expiry).
+// Ends an open session (abort, digest mismatch, expiry): its key and
+// running digest go.
 func (q *Queries) SessionClose(ctx context.Context, db DBTX, arg SessionCloseParams) (AttachmentsSession, error) {
 	row := db.QueryRow(ctx, sessionClose,
 		arg.State,
@@ -402,8 +424,7 @@ func (q *Queries) SessionClose(ctx context.Context, db DBTX, arg SessionClosePar
 		&i.HashState,
 		&i.PartSha256,
 		&i.PartEtags,
-		&i.PartAttempts,
-		&i.Attempts,
+		&i.PartWrites,
 		&i.Address,
 		&i.ObjectKey,
 		&i.StoreUpload,
@@ -420,7 +441,7 @@ func (q *Queries) SessionClose(ctx context.Context, db DBTX, arg SessionClosePar
 }
 
 const sessionGet = `-- name: SessionGet :one
-SELECT tenant_id, id, key_id, state, media_type, size_bytes, expected_sha256, part_size, parts_received, bytes_received, hash_state, part_sha256, part_etags, part_attempts, attempts, address, object_key, store_upload, wrapped_key, lease_token, lease_until, reason, created_at, expires_at, completed_at, bound_at FROM attachments.sessions WHERE tenant_id = $1 AND id = $2
+SELECT tenant_id, id, key_id, state, media_type, size_bytes, expected_sha256, part_size, parts_received, bytes_received, hash_state, part_sha256, part_etags, part_writes, address, object_key, store_upload, wrapped_key, lease_token, lease_until, reason, created_at, expires_at, completed_at, bound_at FROM attachments.sessions WHERE tenant_id = $1 AND id = $2
 `
 
 type SessionGetParams struct {
@@ -445,8 +466,7 @@ func (q *Queries) SessionGet(ctx context.Context, db DBTX, arg SessionGetParams)
 		&i.HashState,
 		&i.PartSha256,
 		&i.PartEtags,
-		&i.PartAttempts,
-		&i.Attempts,
+		&i.PartWrites,
 		&i.Address,
 		&i.ObjectKey,
 		&i.StoreUpload,
@@ -481,8 +501,8 @@ type SessionInsertParams struct {
 	ExpectedSha256 []byte
 	PartSize       int64
 	Address        string
-	ObjectKey      *string
-	StoreUpload    *string
+	ObjectKey      string
+	StoreUpload    string
 	WrappedKey     []byte
 	CreatedAt      time.Time
 	ExpiresAt      time.Time
@@ -509,10 +529,10 @@ func (q *Queries) SessionInsert(ctx context.Context, db DBTX, arg SessionInsertP
 
 const sessionLease = `-- name: SessionLease :one
 UPDATE attachments.sessions
-SET lease_token = $1, lease_until = $2, attempts = attempts + 1
+SET lease_token = $1, lease_until = $2
 WHERE tenant_id = $3 AND id = $4 AND state = 'open'
   AND (lease_until IS NULL OR lease_until <= $5)
-RETURNING tenant_id, id, key_id, state, media_type, size_bytes, expected_sha256, part_size, parts_received, bytes_received, hash_state, part_sha256, part_etags, part_attempts, attempts, address, object_key, store_upload, wrapped_key, lease_token, lease_until, reason, created_at, expires_at, completed_at, bound_at
+RETURNING tenant_id, id, key_id, state, media_type, size_bytes, expected_sha256, part_size, parts_received, bytes_received, hash_state, part_sha256, part_etags, part_writes, address, object_key, store_upload, wrapped_key, lease_token, lease_until, reason, created_at, expires_at, completed_at, bound_at
 `
 
 type SessionLeaseParams struct {
@@ -523,8 +543,7 @@ type SessionLeaseParams struct {
 	Now      *time.Time
 }
 
-// Takes the session's write lease and the next seal attempt, unless
-// another writer holds a live lease.
+// Takes the session's write lease unless another writer holds a live one.
 func (q *Queries) SessionLease(ctx context.Context, db DBTX, arg SessionLeaseParams) (AttachmentsSession, error) {
 	row := db.QueryRow(ctx, sessionLease,
 		arg.Token,
@@ -548,8 +567,7 @@ func (q *Queries) SessionLease(ctx context.Context, db DBTX, arg SessionLeasePar
 		&i.HashState,
 		&i.PartSha256,
 		&i.PartEtags,
-		&i.PartAttempts,
-		&i.Attempts,
+		&i.PartWrites,
 		&i.Address,
 		&i.ObjectKey,
 		&i.StoreUpload,
@@ -567,21 +585,23 @@ func (q *Queries) SessionLease(ctx context.Context, db DBTX, arg SessionLeasePar
 
 const sessionProgress = `-- name: SessionProgress :execrows
 UPDATE attachments.sessions
-SET parts_received = $1, bytes_received = $2, hash_state = $3,
-    part_sha256 = $4, part_etags = $5, part_attempts = $6,
-    state = $7, reason = $8, completed_at = $9,
+SET parts_received = $1, bytes_received = $2,
+    hash_state = CASE WHEN $3::text = 'open' THEN $4::bytea END,
+    part_sha256 = $5, part_etags = $6, part_writes = $7,
+    state = $3::text, reason = $8, completed_at = $9,
+    wrapped_key = CASE WHEN $3::text = 'open' THEN wrapped_key END,
     lease_token = NULL, lease_until = NULL
-WHERE tenant_id = $10 AND id = $11 AND lease_token = $12
+WHERE tenant_id = $10 AND id = $11 AND state = 'open' AND lease_token = $12
 `
 
 type SessionProgressParams struct {
 	PartsReceived int32
 	BytesReceived int64
+	State         string
 	HashState     []byte
 	PartSha256    [][]byte
 	PartEtags     []string
-	PartAttempts  []int32
-	State         string
+	PartWrites    []int64
 	Reason        *string
 	CompletedAt   *time.Time
 	TenantID      string
@@ -589,17 +609,18 @@ type SessionProgressParams struct {
 	Token         *string
 }
 
-// Records a stored part and releases the lease, if the lease is still
-// this writer's.
+// Records a stored part and releases the lease, if the session is still
+// open and the lease still this writer's. On completion the wrapped key
+// and the running digest leave the session (the key lives in the blob).
 func (q *Queries) SessionProgress(ctx context.Context, db DBTX, arg SessionProgressParams) (int64, error) {
 	result, err := db.Exec(ctx, sessionProgress,
 		arg.PartsReceived,
 		arg.BytesReceived,
+		arg.State,
 		arg.HashState,
 		arg.PartSha256,
 		arg.PartEtags,
-		arg.PartAttempts,
-		arg.State,
+		arg.PartWrites,
 		arg.Reason,
 		arg.CompletedAt,
 		arg.TenantID,
@@ -629,7 +650,8 @@ func (q *Queries) SessionRelease(ctx context.Context, db DBTX, arg SessionReleas
 }
 
 const sessionsExpireDue = `-- name: SessionsExpireDue :many
-UPDATE attachments.sessions s SET state = 'expired', reason = 'expired before its last part', lease_token = NULL, lease_until = NULL
+UPDATE attachments.sessions s SET state = 'expired', reason = 'expired before its last part', lease_token = NULL, lease_until = NULL,
+    wrapped_key = NULL, hash_state = NULL
 WHERE (s.tenant_id, s.id) IN (
     SELECT x.tenant_id, x.id FROM attachments.sessions x
     WHERE x.state = 'open' AND x.expires_at <= $1
@@ -637,7 +659,7 @@ WHERE (s.tenant_id, s.id) IN (
     LIMIT $2
     FOR UPDATE SKIP LOCKED
 )
-RETURNING s.tenant_id, s.id, s.key_id, s.state, s.media_type, s.size_bytes, s.expected_sha256, s.part_size, s.parts_received, s.bytes_received, s.hash_state, s.part_sha256, s.part_etags, s.part_attempts, s.attempts, s.address, s.object_key, s.store_upload, s.wrapped_key, s.lease_token, s.lease_until, s.reason, s.created_at, s.expires_at, s.completed_at, s.bound_at
+RETURNING s.tenant_id, s.id, s.key_id, s.state, s.media_type, s.size_bytes, s.expected_sha256, s.part_size, s.parts_received, s.bytes_received, s.hash_state, s.part_sha256, s.part_etags, s.part_writes, s.address, s.object_key, s.store_upload, s.wrapped_key, s.lease_token, s.lease_until, s.reason, s.created_at, s.expires_at, s.completed_at, s.bound_at
 `
 
 type SessionsExpireDueParams struct {
@@ -670,8 +692,7 @@ func (q *Queries) SessionsExpireDue(ctx context.Context, db DBTX, arg SessionsEx
 			&i.HashState,
 			&i.PartSha256,
 			&i.PartEtags,
-			&i.PartAttempts,
-			&i.Attempts,
+			&i.PartWrites,
 			&i.Address,
 			&i.ObjectKey,
 			&i.StoreUpload,
@@ -695,7 +716,7 @@ func (q *Queries) SessionsExpireDue(ctx context.Context, db DBTX, arg SessionsEx
 }
 
 const sessionsForBind = `-- name: SessionsForBind :many
-SELECT tenant_id, id, key_id, state, media_type, size_bytes, expected_sha256, part_size, parts_received, bytes_received, hash_state, part_sha256, part_etags, part_attempts, attempts, address, object_key, store_upload, wrapped_key, lease_token, lease_until, reason, created_at, expires_at, completed_at, bound_at FROM attachments.sessions WHERE tenant_id = $1 AND id = ANY($2::text[]) FOR SHARE
+SELECT tenant_id, id, key_id, state, media_type, size_bytes, expected_sha256, part_size, parts_received, bytes_received, hash_state, part_sha256, part_etags, part_writes, address, object_key, store_upload, wrapped_key, lease_token, lease_until, reason, created_at, expires_at, completed_at, bound_at FROM attachments.sessions WHERE tenant_id = $1 AND id = ANY($2::text[]) FOR SHARE
 `
 
 type SessionsForBindParams struct {
@@ -728,8 +749,7 @@ func (q *Queries) SessionsForBind(ctx context.Context, db DBTX, arg SessionsForB
 			&i.HashState,
 			&i.PartSha256,
 			&i.PartEtags,
-			&i.PartAttempts,
-			&i.Attempts,
+			&i.PartWrites,
 			&i.Address,
 			&i.ObjectKey,
 			&i.StoreUpload,
@@ -768,4 +788,20 @@ func (q *Queries) SessionsOpenCount(ctx context.Context, db DBTX, arg SessionsOp
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const sessionsScrub = `-- name: SessionsScrub :exec
+UPDATE attachments.sessions SET wrapped_key = NULL, hash_state = NULL, part_sha256 = '{}'
+WHERE tenant_id = $1 AND expected_sha256 = $2 AND state <> 'open'
+`
+
+type SessionsScrubParams struct {
+	TenantID string
+	Sha256   []byte
+}
+
+// After a shred: nothing about the content stays in its ended sessions.
+func (q *Queries) SessionsScrub(ctx context.Context, db DBTX, arg SessionsScrubParams) error {
+	_, err := db.Exec(ctx, sessionsScrub, arg.TenantID, arg.Sha256)
+	return err
 }

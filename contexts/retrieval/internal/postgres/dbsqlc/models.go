@@ -143,15 +143,15 @@ type AttachmentsBinding struct {
 }
 
 type AttachmentsBlob struct {
-	TenantID     string
-	Sha256       []byte
-	Address      string
-	ObjectKey    string
-	SizeBytes    int64
-	PartSize     int64
-	PartAttempts []int32
-	WrappedKey   []byte
-	CreatedAt    time.Time
+	TenantID   string
+	Sha256     []byte
+	Address    string
+	ObjectKey  string
+	SizeBytes  int64
+	PartSize   int64
+	PartWrites []int64
+	WrappedKey []byte
+	CreatedAt  time.Time
 }
 
 type AttachmentsDoomed struct {
@@ -160,6 +160,7 @@ type AttachmentsDoomed struct {
 	ObjectKey   string
 	StoreUpload *string
 	QueuedAt    time.Time
+	NotBefore   time.Time
 }
 
 type AttachmentsSession struct {
@@ -176,11 +177,10 @@ type AttachmentsSession struct {
 	HashState      []byte
 	PartSha256     [][]byte
 	PartEtags      []string
-	PartAttempts   []int32
-	Attempts       int32
+	PartWrites     []int64
 	Address        string
-	ObjectKey      *string
-	StoreUpload    *string
+	ObjectKey      string
+	StoreUpload    string
 	WrappedKey     []byte
 	LeaseToken     *string
 	LeaseUntil     *time.Time
