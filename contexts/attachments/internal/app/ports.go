@@ -25,15 +25,15 @@ var (
 
 // Blob is a stored object.
 type Blob struct {
-	TenantID     string
-	SHA256       [32]byte
-	Address      string
-	ObjectKey    string
-	Size         int64
-	PartSize     int64
-	PartWrites   []int64
-	WrappedKey   []byte
-	CreatedAt    time.Time
+	TenantID   string
+	SHA256     [32]byte
+	Address    string
+	ObjectKey  string
+	Size       int64
+	PartSize   int64
+	PartWrites []int64
+	WrappedKey []byte
+	CreatedAt  time.Time
 }
 
 // Binding is content a claim carries.

@@ -673,7 +673,6 @@ func (s *Service) blobExists(ctx context.Context, tenant string, sha [32]byte) (
 	return err == nil, err
 }
 
-
 // Abort ends the caller's open session; aborting an aborted or expired
 // one again is a no-op, a complete one is refused.
 func (s *Service) Abort(ctx context.Context, id string) (domain.Session, error) {
