@@ -260,6 +260,23 @@ init_cluster() {
 	printf "\ninclude_if_exists = 'oml.conf'\n" >>"$DATA/postgresql.conf"
 }
 
+# shared_buffers: a quarter of the machine's memory, between 256 MB and
+# 2 GB, so the recall benchmark's 100k entries and their HNSW index stay
+# in Postgres's own cache (OML_PG_SHARED_BUFFERS overrides, e.g. 4GB for
+# the 1M run).
+shared_buffers() {
+	if [[ -n ${OML_PG_SHARED_BUFFERS:-} ]]; then
+		echo "$OML_PG_SHARED_BUFFERS"
+		return
+	fi
+	local kb mb
+	kb=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo 2>/dev/null || echo 0)
+	mb=$((kb / 4 / 1024))
+	((mb < 256)) && mb=256
+	((mb > 2048)) && mb=2048
+	echo "${mb}MB"
+}
+
 write_conf() {
 	local conf=$DATA/oml.conf
 	cat >"$conf" <<EOF
@@ -268,7 +285,7 @@ listen_addresses = '127.0.0.1'
 port = $PORT
 unix_socket_directories = '${SOCKDIR//\'/\'\'}'
 max_connections = 200
-shared_buffers = 256MB
+shared_buffers = $(shared_buffers)
 # fsync stays on, so the cluster survives crashes. synchronous_commit = off
 # may lose the last few hundred ms of commits on an OS crash, never corrupts;
 # fine for a dev/test cluster and much faster for many small transactions.

@@ -111,6 +111,31 @@ type loaded struct {
 	leaves []int
 }
 
+// resume reads back the entries an earlier run left in a reused
+// database, in load order.
+func (l *loaded) resume(ctx context.Context, tb testing.TB, db *pg.DB) {
+	tb.Helper()
+	rows, err := db.Pool.Query(ctx, `SELECT text, workarea_id_path::text FROM retrieval.entries WHERE tenant_id = $1 ORDER BY artifact_id`, benchTen)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var text, path string
+		var a, b, c int
+		if err := rows.Scan(&text, &path); err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := fmt.Sscanf(path, "r.a%d.b%d.c%d", &a, &b, &c); err != nil {
+			tb.Fatalf("entry under %q: %v", path, err)
+		}
+		l.texts, l.leaves = append(l.texts, text), append(l.leaves, a*100+b*10+c)
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // load writes entries [len(l.texts), n) through the serving tier's
 // adapter, in transactions of 500, embedding them with the built-in
 // embedder as admission's submission would.

@@ -16,8 +16,10 @@ import (
 	"github.com/omlhub/oml/contexts/retrieval/internal/domain"
 	"github.com/omlhub/oml/contexts/retrieval/internal/embed"
 	"github.com/omlhub/oml/contexts/retrieval/internal/postgres"
+	"github.com/omlhub/oml/platform/migrate"
 	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/platform/pgtest"
+	"github.com/omlhub/oml/sql/migrations"
 )
 
 // widths are the scope widths measured, as shares of the rows.
@@ -30,10 +32,13 @@ func newBenchService(db *pg.DB) *app.Service {
 	})
 }
 
-// vectorRecall runs queries' vector legs as recall would plan them and as
-// an exact scan, and returns the mean overlap of their top 10 and the plan
-// used.
-func vectorRecall(ctx context.Context, tb testing.TB, db *pg.DB, queries []string, scopes []string) (float64, domain.Search) {
+// vectorRecall runs queries' vector legs as recall would — the query
+// vector moved by the full-text leg's feedback, the planned search, the
+// fallback after a short overfetch — and as an exact scan, and returns
+// the mean overlap of their top 10 and the plan used. With raw set the
+// query vector goes without feedback: the harder case, for comparison.
+// A non-nil force replaces the plan.
+func vectorRecall(ctx context.Context, tb testing.TB, db *pg.DB, queries []string, scopes []string, raw bool, force *domain.Search) (float64, domain.Search) {
 	tb.Helper()
 	repo := postgres.New(db)
 	emb := adapter{embed.NewBuiltin(embed.DefaultDim)}
@@ -58,12 +63,33 @@ func vectorRecall(ctx context.Context, tb testing.TB, db *pg.DB, queries []strin
 			if err != nil {
 				return err
 			}
-			plan = domain.Plan(reach, corpus.Docs)
-			got, err := repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vec, f, domain.LegDepth(10), plan)
+			depth := domain.LegDepth(10)
+			if ftq, ok := domain.NewFullTextQuery(terms, corpus, reach); ok && !raw {
+				top, err := repo.FullText(ctx, benchTen, ftq, f, depth)
+				if err != nil {
+					return err
+				}
+				docs, err := repo.Embeddings(ctx, benchTen, emb.Model(), top[:min(domain.DefaultFeedback.Docs, len(top))])
+				if err != nil {
+					return err
+				}
+				vec = domain.DefaultFeedback.Expand(vec, docs)
+			}
+			plan = domain.Plan(reach, max(corpus.AllDocs, corpus.Docs), depth)
+			if force != nil {
+				plan = *force
+			}
+			got, err := repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vec, f, depth, plan)
 			if err != nil {
 				return err
 			}
-			want, err := repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vec, f, domain.LegDepth(10), domain.Exact)
+			if force == nil && plan.Method == domain.Overfetch && int64(len(got)) < min(10, reach) {
+				plan = domain.Search{Method: domain.Filtered}
+				if got, err = repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vec, f, depth, plan); err != nil {
+					return err
+				}
+			}
+			want, err := repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vec, f, depth, domain.Search{Method: domain.Exact})
 			if err != nil {
 				return err
 			}
@@ -100,8 +126,9 @@ func queriesAt(c *corpus, l *loaded, width float64, n int) (queries, scopes []st
 }
 
 // TestVectorLegRecall proves the planner's choice: on 4,500 entries the
-// whole tree is searched by HNSW and keeps recall@10 ≥ 0.95 against an
-// exact scan, while 10 %, 1 % and 0.1 % scopes are searched exactly.
+// whole tree is searched by an HNSW overfetch and keeps recall@10 ≥ 0.95
+// against an exact scan, with the served query vector and without its
+// feedback, while 10 %, 1 % and 0.1 % scopes are searched exactly.
 func TestVectorLegRecall(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
@@ -111,18 +138,33 @@ func TestVectorLegRecall(t *testing.T) {
 	buildVectorIndex(ctx, t, db)
 	for _, w := range widths {
 		queries, scopes := queriesAt(c, l, w, 40)
-		recall, plan := vectorRecall(ctx, t, db, queries, scopes)
 		wantPlan := domain.Exact
 		if w == 1 {
-			wantPlan = domain.HNSW
+			wantPlan = domain.Overfetch
 		}
-		if plan != wantPlan {
-			t.Errorf("width %v: plan %v, want %v", w, plan, wantPlan)
+		for _, raw := range []bool{false, true} {
+			recall, plan := vectorRecall(ctx, t, db, queries, scopes, raw, nil)
+			if plan.Method != wantPlan {
+				t.Errorf("width %v: plan %v, want %v", w, plan, wantPlan)
+			}
+			if recall < 0.95 {
+				t.Errorf("width %v (%v, raw query %v): vector recall@10 %.3f < 0.95", w, plan, raw, recall)
+			}
+			t.Logf("width %v: %v, raw query %v: recall@10 %.3f", w, plan, raw, recall)
 		}
-		if recall < 0.95 {
-			t.Errorf("width %v (%v): vector recall@10 %.3f < 0.95", w, plan, recall)
+	}
+	// The HNSW searches keep recall where the plan would choose them at
+	// scale: an overfetch as wide as the 10 % share needs, and a filtered
+	// search there.
+	queries, scopes := queriesAt(c, l, 0.1, 40)
+	for _, force := range []domain.Search{{Method: domain.Overfetch, Candidates: 320}, {Method: domain.Filtered}} {
+		for _, raw := range []bool{false, true} {
+			recall, _ := vectorRecall(ctx, t, db, queries, scopes, raw, &force)
+			if recall < 0.95 {
+				t.Errorf("width 0.1 (%v forced, raw query %v): vector recall@10 %.3f < 0.95", force, raw, recall)
+			}
+			t.Logf("width 0.1: %v forced, raw query %v: recall@10 %.3f", force, raw, recall)
 		}
-		t.Logf("width %v: %v, recall@10 %.3f", w, plan, recall)
 	}
 	// Recall through the service answers from the right subtree.
 	svc := newBenchService(db)
@@ -146,7 +188,8 @@ func TestVectorLegRecall(t *testing.T) {
 // 100 %, 10 %, 1 % and 0.1 % of the rows at concurrency 1 and 16, with the
 // vector leg's recall@10 against exact search and the HNSW build time. The
 // rows are written through the serving tier's adapter. Sizes come from
-// RECALL_SIZES (default 10000,100000):
+// RECALL_SIZES (default 10000,100000); RECALL_DATABASE_URL runs in an
+// existing database and keeps what an earlier run loaded there:
 //
 //	go test -run '^$' -bench Recall -benchtime 1x -timeout 2h ./contexts/retrieval
 func BenchmarkRecall(b *testing.B) {
@@ -162,32 +205,45 @@ func BenchmarkRecall(b *testing.B) {
 		}
 	}
 	ctx := context.Background()
-	db := pgtest.New(b)
+	db := benchDB(ctx, b)
 	c, l := newCorpus(42), &loaded{}
+	l.resume(ctx, b, db)
+	repo := &timedRepo{Repository: postgres.New(db)}
 	svc := newBenchService(db)
-	var builds []string
-	fmt.Printf("\n| rows | scope | rows in scope | vector search | c | p50 ms | p99 ms | recalls/s | vector recall@10 |\n")
-	fmt.Printf("| ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n")
+	svc.Repo = repo
+	var builds, stages []string
+	fmt.Printf("\n| rows | scope | rows in scope | vector search | c | p50 ms | p99 ms | recalls/s | vector recall@10 | without feedback |\n")
+	fmt.Printf("| ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, n := range sizes {
+		if n < len(l.texts) {
+			continue // a reused database already holds more
+		}
 		// Load without the HNSW index, then build it once, as a restore or
 		// reindex would.
-		dropVectorIndex(ctx, b, db)
 		start := time.Now()
-		l.load(ctx, b, db, c, n)
-		loadTime := time.Since(start)
-		start = time.Now()
-		buildVectorIndex(ctx, b, db)
-		builds = append(builds, fmt.Sprintf("| %d | %.1f s | %.1f s |", n, loadTime.Seconds(), time.Since(start).Seconds()))
+		if n > len(l.texts) || !hasVectorIndex(ctx, b, db) {
+			dropVectorIndex(ctx, b, db)
+			l.load(ctx, b, db, c, n)
+			loadTime := time.Since(start)
+			start = time.Now()
+			buildVectorIndex(ctx, b, db)
+			builds = append(builds, fmt.Sprintf("| %d | %.1f s | %.1f s |", n, loadTime.Seconds(), time.Since(start).Seconds()))
+		}
 		for _, w := range widths {
 			queries, scopes := queriesAt(c, l, w, 50)
-			recall, plan := vectorRecall(ctx, b, db, queries, scopes)
+			recall, plan := vectorRecall(ctx, b, db, queries, scopes, false, nil)
+			rawRecall, _ := vectorRecall(ctx, b, db, queries, scopes, true, nil)
 			for _, conc := range []int{1, 16} {
 				total := 200 * conc / min(conc, 4) // 200 at c=1, 800 at c=16
 				queries, scopes := queriesAt(c, l, w, total)
+				repo.reset()
 				lat, elapsed := runRecalls(benchCaller(ctx), b, svc, queries, scopes, conc)
-				fmt.Printf("| %d | %g %% | %d | %s | %d | %.2f | %.2f | %.0f | %.3f |\n",
+				fmt.Printf("| %d | %g %% | %d | %s | %d | %.2f | %.2f | %.0f | %.3f | %.3f |\n",
 					n, w*100, int(float64(n)*w), plan, conc, ms(pct(lat, 0.5)), ms(pct(lat, 0.99)),
-					float64(len(lat))/elapsed.Seconds(), recall)
+					float64(len(lat))/elapsed.Seconds(), recall, rawRecall)
+				if conc == 1 {
+					stages = append(stages, fmt.Sprintf("| %d | %g %% | %.2f | %s |", n, w*100, ms(pct(lat, 0.5)), repo.medians()))
+				}
 			}
 		}
 	}
@@ -195,6 +251,121 @@ func BenchmarkRecall(b *testing.B) {
 	for _, row := range builds {
 		fmt.Println(row)
 	}
+	fmt.Printf("\nMedian ms per stage at concurrency 1 (the rest of a recall is access, the snapshot's BEGIN/COMMIT, query embedding and fusion):\n\n")
+	fmt.Printf("| rows | scope | recall p50 | %s |\n| ---: | ---: | ---: |%s\n", strings.Join(stageNames, " | "), strings.Repeat(" ---: |", len(stageNames)))
+	for _, row := range stages {
+		fmt.Println(row)
+	}
+}
+
+// benchDB is a fresh database, or the one RECALL_DATABASE_URL names
+// (migrated to the current schema, its rows kept) so a long run at 1M
+// rows need not load again.
+func benchDB(ctx context.Context, b *testing.B) *pg.DB {
+	b.Helper()
+	u := os.Getenv("RECALL_DATABASE_URL")
+	if u == "" {
+		return pgtest.New(b)
+	}
+	db, err := pg.Open(ctx, u, pg.Options{MaxConns: 32, ApplicationName: "oml-bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(db.Close)
+	runner, err := migrate.New(db.Pool, migrations.FS)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := runner.Up(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return db
+}
+
+// stageNames are the repository calls a recall makes, in order.
+var stageNames = []string{"steering", "query terms", "reachable", "full-text", "feedback", "vector", "entries", "read log"}
+
+// timedRepo records how long each repository call of a recall takes.
+type timedRepo struct {
+	app.Repository
+	mu sync.Mutex
+	d  map[string][]time.Duration
+}
+
+func (r *timedRepo) reset() {
+	r.mu.Lock()
+	r.d = map[string][]time.Duration{}
+	r.mu.Unlock()
+}
+
+func (r *timedRepo) since(stage string, t0 time.Time) {
+	d := time.Since(t0)
+	r.mu.Lock()
+	r.d[stage] = append(r.d[stage], d)
+	r.mu.Unlock()
+}
+
+// medians formats each stage's median in milliseconds as table cells.
+func (r *timedRepo) medians() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cells := make([]string, len(stageNames))
+	for i, s := range stageNames {
+		cells[i] = "—"
+		if d := r.d[s]; len(d) > 0 {
+			cells[i] = fmt.Sprintf("%.2f", ms(pct(d, 0.5)))
+		}
+	}
+	return strings.Join(cells, " | ")
+}
+
+func (r *timedRepo) Steering(ctx context.Context, tenant string, f app.Filter, limit int) ([]app.Entry, error) {
+	defer r.since("steering", time.Now())
+	return r.Repository.Steering(ctx, tenant, f, limit)
+}
+
+func (r *timedRepo) QueryTerms(ctx context.Context, tenant, query string) ([]domain.TermStat, domain.Corpus, error) {
+	defer r.since("query terms", time.Now())
+	return r.Repository.QueryTerms(ctx, tenant, query)
+}
+
+func (r *timedRepo) Reachable(ctx context.Context, tenant string, f app.Filter) (int64, error) {
+	defer r.since("reachable", time.Now())
+	return r.Repository.Reachable(ctx, tenant, f)
+}
+
+func (r *timedRepo) FullText(ctx context.Context, tenant string, q domain.FullTextQuery, f app.Filter, limit int) ([]string, error) {
+	defer r.since("full-text", time.Now())
+	return r.Repository.FullText(ctx, tenant, q, f, limit)
+}
+
+func (r *timedRepo) Embeddings(ctx context.Context, tenant, model string, ids []string) ([][]float32, error) {
+	defer r.since("feedback", time.Now())
+	return r.Repository.Embeddings(ctx, tenant, model, ids)
+}
+
+func (r *timedRepo) Vector(ctx context.Context, tenant, model string, dim int, vec []float32, f app.Filter, limit int, s domain.Search) ([]string, error) {
+	defer r.since("vector", time.Now())
+	return r.Repository.Vector(ctx, tenant, model, dim, vec, f, limit, s)
+}
+
+func (r *timedRepo) Entries(ctx context.Context, tenant string, ids []string) ([]app.Entry, error) {
+	defer r.since("entries", time.Now())
+	return r.Repository.Entries(ctx, tenant, ids)
+}
+
+func (r *timedRepo) LogRead(ctx context.Context, l app.ReadLog) error {
+	defer r.since("read log", time.Now())
+	return r.Repository.LogRead(ctx, l)
+}
+
+func hasVectorIndex(ctx context.Context, tb testing.TB, db *pg.DB) bool {
+	tb.Helper()
+	var ok bool
+	if err := db.Pool.QueryRow(ctx, `SELECT to_regclass('retrieval.entries_hnsw_builtin_384') IS NOT NULL`).Scan(&ok); err != nil {
+		tb.Fatal(err)
+	}
+	return ok
 }
 
 func dropVectorIndex(ctx context.Context, tb testing.TB, db *pg.DB) {

@@ -59,10 +59,15 @@ ON CONFLICT (tenant_id, workarea_id) DO UPDATE SET n = greatest(retrieval.workar
 
 -- name: QueryTerms :many
 -- The query's lexemes in the tenant's language with their document
--- frequencies, and the corpus size and total length.
+-- frequencies, the corpus size and total length, and roughly how many
+-- entries every tenant has (what the shared vector index holds). That
+-- last one is the table's row count as autovacuum last saw it: summing the
+-- per-tenant rows instead scans a table that every promotion updates.
+-- An overfetch planned from a stale count falls back to a filtered search.
 SELECT t.term::text AS term, coalesce(d.df, 0)::bigint AS df,
        coalesce((SELECT c.docs FROM retrieval.corpus c WHERE c.tenant_id = @tenant_id), 0)::bigint AS docs,
-       coalesce((SELECT c.lexemes FROM retrieval.corpus c WHERE c.tenant_id = @tenant_id), 0)::bigint AS lexemes
+       coalesce((SELECT c.lexemes FROM retrieval.corpus c WHERE c.tenant_id = @tenant_id), 0)::bigint AS lexemes,
+       (SELECT greatest(pc.reltuples, 0) FROM pg_catalog.pg_class pc WHERE pc.oid = 'retrieval.entries'::regclass)::bigint AS all_docs
 FROM unnest(tsvector_to_array(to_tsvector(
          coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig),
          sqlc.arg(query)::text))) AS t(term)

@@ -192,9 +192,19 @@ func (s *Service) recall(ctx context.Context, tenant string, q domain.Query, ste
 			}
 			vec = s.Feedback.Expand(vec, docs)
 		}
-		res.Plan = domain.Plan(reach, max(corpus.Docs, reach))
-		if vecIDs, err = s.Repo.Vector(ctx, tenant, s.Embedder.Model(), s.Embedder.Dim(), vec, hitFilter, domain.LegDepth(q.K), res.Plan); err != nil {
+		depth := domain.LegDepth(q.K)
+		res.Plan = domain.Plan(reach, max(corpus.AllDocs, corpus.Docs), depth)
+		if vecIDs, err = s.Repo.Vector(ctx, tenant, s.Embedder.Model(), s.Embedder.Dim(), vec, hitFilter, depth, res.Plan); err != nil {
 			return res, fmt.Errorf("vector leg: %w", err)
+		}
+		// An overfetch expects depth rows to pass the filter; if the
+		// query's neighbourhood lies mostly outside the scope, fewer than
+		// k do, and a filtered search finds the rest.
+		if res.Plan.Method == domain.Overfetch && int64(len(vecIDs)) < min(int64(q.K), reach) {
+			res.Plan = domain.Search{Method: domain.Filtered}
+			if vecIDs, err = s.Repo.Vector(ctx, tenant, s.Embedder.Model(), s.Embedder.Dim(), vec, hitFilter, depth, res.Plan); err != nil {
+				return res, fmt.Errorf("vector leg: %w", err)
+			}
 		}
 	}
 	fused := s.Fusion.Fuse(ftIDs, vecIDs, q.K)

@@ -7,6 +7,7 @@ package domain
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -119,44 +120,80 @@ func (f Fusion) Fuse(fullText, vector []string, k int) []Ranked {
 	return out
 }
 
-// Search is how the vector leg runs.
-type Search int
+// Method is how the vector leg searches.
+type Method int
 
 // The vector searches.
 const (
 	// Exact scans every row the filter reaches: exact recall, cost linear
 	// in the rows.
-	Exact Search = iota
-	// HNSW walks the approximate index with iterative scans, filtering as
-	// it goes: cost independent of the corpus, recall falling as the
-	// filter narrows.
-	HNSW
+	Exact Method = iota
+	// Overfetch takes the index's nearest rows over the whole corpus
+	// (Search.Candidates of them, the HNSW candidate list as wide) and
+	// keeps those the filter admits: one plain index walk, as good as an
+	// unfiltered search when the filter admits a large share of the rows.
+	Overfetch
+	// Filtered walks the index with pgvector's iterative scans, filtering
+	// as it goes until enough rows pass: for mid-sized shares, where an
+	// overfetch would need too many candidates and an exact scan too many
+	// rows.
+	Filtered
 )
 
-func (s Search) String() string {
-	if s == Exact {
+func (m Method) String() string {
+	switch m {
+	case Exact:
 		return "exact"
+	case Overfetch:
+		return "hnsw"
 	}
-	return "hnsw"
+	return "hnsw-filtered"
+}
+
+// Search is the vector leg's plan.
+type Search struct {
+	Method Method
+	// Candidates is how many of the index's nearest rows an Overfetch
+	// takes before filtering.
+	Candidates int
+}
+
+func (s Search) String() string {
+	if s.Method == Overfetch {
+		return fmt.Sprintf("%v %d", s.Method, s.Candidates)
+	}
+	return s.Method.String()
 }
 
 // ExactThreshold is the most rows an exact scan handles within the
 // latency budget (measured: docs/BENCHMARKS.md).
 const ExactThreshold = 4000
 
-// Plan chooses the vector search from the rows the filter reaches (from
-// maintained per-workarea counts, never from the planner's estimates,
-// which flip between ANALYZE runs) and the tenant's total: exact when the
-// filter reaches few rows, or a small share of the corpus (where filtered
-// HNSW loses recall), else HNSW.
-func Plan(reachable, total int64) Search {
-	if reachable <= ExactThreshold {
-		return Exact
+// Overfetch bounds: the candidate list is at least MinCandidates wide
+// (HNSW recall falls fast below it) and an overfetch needing more than
+// MaxCandidates becomes a filtered search (measured: docs/BENCHMARKS.md).
+const (
+	MinCandidates = 100
+	MaxCandidates = 400
+)
+
+// Plan chooses the vector search for depth rows from the rows the filter
+// reaches and the rows the shared index holds, every tenant's (both from
+// maintained counts, never from the planner's estimates, which flip
+// between ANALYZE runs): exact when the filter reaches few rows, or a
+// small share of the index (where filtered HNSW loses recall); an
+// overfetch of depth ÷ share candidates when that is at most
+// MaxCandidates; else a filtered search.
+func Plan(reachable, indexRows int64, depth int) Search {
+	indexRows = max(indexRows, reachable, 1)
+	share := float64(reachable) / float64(indexRows)
+	if reachable <= ExactThreshold || (share < 0.02 && reachable <= 4*ExactThreshold) {
+		return Search{Method: Exact}
 	}
-	if total > 0 && float64(reachable)/float64(total) < 0.02 && reachable <= 4*ExactThreshold {
-		return Exact
+	if want := math.Ceil(float64(depth) / share); want <= MaxCandidates {
+		return Search{Method: Overfetch, Candidates: max(int(want), MinCandidates)}
 	}
-	return HNSW
+	return Search{Method: Filtered}
 }
 
 // TermStat is a query lexeme and how many documents hold it.
@@ -166,10 +203,12 @@ type TermStat struct {
 }
 
 // Corpus is a tenant's serving-tier statistics: how many entries, and the
-// sum of their lengths in distinct lexemes.
+// sum of their lengths in distinct lexemes; and about how many entries
+// every tenant has, which is what the shared vector index holds.
 type Corpus struct {
 	Docs    int64
 	Lexemes int64
+	AllDocs int64
 }
 
 // AvgLen is the mean entry length in distinct lexemes (1 when empty).

@@ -100,17 +100,23 @@ func TestFeedbackExpand(t *testing.T) {
 
 func TestPlanFromCounts(t *testing.T) {
 	for _, c := range []struct {
-		reach, total int64
+		reach, index int64
 		want         Search
 	}{
-		{10, 100_000, Exact},
-		{ExactThreshold, 100_000, Exact},
-		{10_000, 1_000_000, Exact}, // 1 %: filtered HNSW loses recall there
-		{50_000, 100_000, HNSW},
-		{100_000, 100_000, HNSW},
+		{10, 100_000, Search{Method: Exact}},
+		{ExactThreshold, 100_000, Search{Method: Exact}},
+		{10_000, 1_000_000, Search{Method: Exact}}, // 1 %: filtered HNSW loses recall there
+		{5_000, 1_000_000, Search{Method: Exact}},  // a small tenant in a big shared index
+		{100_000, 100_000, Search{Method: Overfetch, Candidates: MinCandidates}},
+		{50_000, 100_000, Search{Method: Overfetch, Candidates: MinCandidates}},
+		{10_000, 100_000, Search{Method: Overfetch, Candidates: 320}}, // 10 %: 32 ÷ 0.1
+		{100_000, 1_000_000, Search{Method: Overfetch, Candidates: 320}},
+		{50_000, 1_000_000, Search{Method: Filtered}}, // 5 %: 640 candidates is too many
+		{1_000_000, 10, Search{Method: Overfetch, Candidates: MinCandidates}},
+		{0, 0, Search{Method: Exact}},
 	} {
-		if got := Plan(c.reach, c.total); got != c.want {
-			t.Errorf("Plan(%d, %d) = %v, want %v", c.reach, c.total, got, c.want)
+		if got := Plan(c.reach, c.index, 32); got != c.want {
+			t.Errorf("Plan(%d, %d, 32) = %v, want %v", c.reach, c.index, got, c.want)
 		}
 	}
 }

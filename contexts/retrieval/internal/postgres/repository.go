@@ -142,7 +142,7 @@ func (r *Repository) QueryTerms(ctx context.Context, tenant, query string) ([]do
 	out := make([]domain.TermStat, len(rows))
 	for i, row := range rows {
 		out[i] = domain.TermStat{Term: row.Term, DF: row.Df}
-		c = domain.Corpus{Docs: row.Docs, Lexemes: row.Lexemes}
+		c = domain.Corpus{Docs: row.Docs, Lexemes: row.Lexemes, AllDocs: row.AllDocs}
 	}
 	return out, c, nil
 }
@@ -249,33 +249,45 @@ LIMIT $6`
 	return out, rows.Err()
 }
 
-// Vector runs the vector leg. Its SQL is built here rather than by sqlc
-// because the embedding's dimension is part of the expression the HNSW
-// index is built on (embedding::halfvec(N)), and a type modifier cannot be
-// a parameter. Exact search orders by an expression the index does not
-// match, so Postgres scans the filtered rows; HNSW search lets the index
-// walk with iterative scans until enough rows pass the filter. The model,
-// the only inlined string, matches the partial index's predicate.
+// Vector runs the vector leg as the plan says. Its SQL is built here
+// rather than by sqlc because the embedding's dimension is part of the
+// expression the HNSW index is built on (embedding::halfvec(N)), and a
+// type modifier cannot be a parameter. Exact search orders by an
+// expression the index does not match, so Postgres scans the filtered
+// rows. An overfetch walks the index once for the plan's candidates
+// (the candidate list as wide) in a subquery whose LIMIT keeps the filter
+// outside it; a filtered search lets the index walk with iterative scans
+// until enough rows pass the filter. The model, the only inlined string,
+// matches the partial index's predicate.
 func (r *Repository) Vector(ctx context.Context, tenant, model string, dim int, vec []float32, f app.Filter, limit int, s domain.Search) ([]string, error) {
 	expr := fmt.Sprintf("(embedding::halfvec(%d) <=> $2)", dim)
-	settings := ""
-	if s == domain.Exact {
-		expr += " + 0"
-	} else {
+	modelIs := "embedding_model = '" + strings.ReplaceAll(model, "'", "''") + "'"
+	const filter = `tenant_id = $1 AND kind <> 'steering' AND simulation_id IS NULL
+  AND workarea_id_path <@ $3::text::ltree
+  AND $4::text[]::ltree[] @> workarea_id_path
+  AND NOT ($5::text[]::ltree[] @> workarea_id_path)`
+	var settings, sql string
+	switch s.Method {
+	case domain.Exact:
+		sql = `SELECT artifact_id, ` + expr + ` AS distance FROM retrieval.entries
+WHERE ` + modelIs + ` AND ` + filter + `
+ORDER BY ` + expr + ` + 0 LIMIT $6`
+	case domain.Overfetch:
+		settings = fmt.Sprintf("; SET LOCAL hnsw.iterative_scan = off; SET LOCAL hnsw.ef_search = %d", s.Candidates)
+		sql = fmt.Sprintf(`SELECT artifact_id, distance FROM (
+    SELECT artifact_id, tenant_id, kind, simulation_id, workarea_id_path, %[1]s AS distance
+    FROM retrieval.entries WHERE %[2]s ORDER BY %[1]s LIMIT %[3]d) AS nearest
+WHERE `, expr, modelIs, s.Candidates) + filter + `
+ORDER BY distance LIMIT $6`
+	default:
 		settings = "; SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 200"
+		sql = `SELECT artifact_id, ` + expr + ` AS distance FROM retrieval.entries
+WHERE ` + modelIs + ` AND ` + filter + `
+ORDER BY ` + expr + ` LIMIT $6`
 	}
 	if err := r.customPlans(ctx, settings); err != nil {
 		return nil, err
 	}
-	sql := `SELECT artifact_id, ` + expr + ` AS distance
-FROM retrieval.entries
-WHERE tenant_id = $1 AND embedding_model = '` + strings.ReplaceAll(model, "'", "''") + `'
-  AND kind <> 'steering' AND simulation_id IS NULL
-  AND workarea_id_path <@ $3::text::ltree
-  AND $4::text[]::ltree[] @> workarea_id_path
-  AND NOT ($5::text[]::ltree[] @> workarea_id_path)
-ORDER BY ` + expr + `
-LIMIT $6`
 	rows, err := r.db.Conn(ctx).Query(ctx, sql, tenant, pgvector.NewHalfVector(vec), f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), limit)
 	if err != nil {
 		return nil, err

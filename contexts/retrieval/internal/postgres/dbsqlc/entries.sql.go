@@ -336,7 +336,8 @@ func (q *Queries) EntrySetEmbedding(ctx context.Context, db DBTX, arg EntrySetEm
 const queryTerms = `-- name: QueryTerms :many
 SELECT t.term::text AS term, coalesce(d.df, 0)::bigint AS df,
        coalesce((SELECT c.docs FROM retrieval.corpus c WHERE c.tenant_id = $1), 0)::bigint AS docs,
-       coalesce((SELECT c.lexemes FROM retrieval.corpus c WHERE c.tenant_id = $1), 0)::bigint AS lexemes
+       coalesce((SELECT c.lexemes FROM retrieval.corpus c WHERE c.tenant_id = $1), 0)::bigint AS lexemes,
+       (SELECT greatest(pc.reltuples, 0) FROM pg_catalog.pg_class pc WHERE pc.oid = 'retrieval.entries'::regclass)::bigint AS all_docs
 FROM unnest(tsvector_to_array(to_tsvector(
          coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english'::regconfig),
          $2::text))) AS t(term)
@@ -353,10 +354,15 @@ type QueryTermsRow struct {
 	Df      int64
 	Docs    int64
 	Lexemes int64
+	AllDocs int64
 }
 
 // The query's lexemes in the tenant's language with their document
-// frequencies, and the corpus size and total length.
+// frequencies, the corpus size and total length, and roughly how many
+// entries every tenant has (what the shared vector index holds). That
+// last one is the table's row count as autovacuum last saw it: summing the
+// per-tenant rows instead scans a table that every promotion updates.
+// An overfetch planned from a stale count falls back to a filtered search.
 func (q *Queries) QueryTerms(ctx context.Context, db DBTX, arg QueryTermsParams) ([]QueryTermsRow, error) {
 	rows, err := db.Query(ctx, queryTerms, arg.TenantID, arg.Query)
 	if err != nil {
@@ -371,6 +377,7 @@ func (q *Queries) QueryTerms(ctx context.Context, db DBTX, arg QueryTermsParams)
 			&i.Df,
 			&i.Docs,
 			&i.Lexemes,
+			&i.AllDocs,
 		); err != nil {
 			return nil, err
 		}

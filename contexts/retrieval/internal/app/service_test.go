@@ -1,0 +1,108 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/omlhub/oml/contexts/retrieval/internal/domain"
+	"github.com/omlhub/oml/platform/auth"
+)
+
+// planRepo is a repository whose vector leg answers by plan: an overfetch
+// finds only `overfetched` rows in scope, a filtered search finds them
+// all. Every other call returns nothing. Methods recall does not call are
+// left to the nil embedded interface.
+type planRepo struct {
+	Repository
+	reach       int64
+	overfetched int
+	plans       []domain.Search
+}
+
+func (r *planRepo) Steering(context.Context, string, Filter, int) ([]Entry, error) { return nil, nil }
+func (r *planRepo) QueryTerms(context.Context, string, string) ([]domain.TermStat, domain.Corpus, error) {
+	return nil, domain.Corpus{Docs: r.reach, AllDocs: r.reach}, nil
+}
+func (r *planRepo) Reachable(context.Context, string, Filter) (int64, error) { return r.reach, nil }
+func (r *planRepo) Vector(_ context.Context, _, _ string, _ int, _ []float32, _ Filter, limit int, s domain.Search) ([]string, error) {
+	r.plans = append(r.plans, s)
+	n := limit
+	if s.Method == domain.Overfetch {
+		n = r.overfetched
+	}
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("art_%02d", i)
+	}
+	return ids, nil
+}
+func (r *planRepo) Entries(_ context.Context, tenant string, ids []string) ([]Entry, error) {
+	out := make([]Entry, len(ids))
+	for i, id := range ids {
+		out[i] = Entry{TenantID: tenant, ArtifactID: id, WorkareaID: "wa_1"}
+	}
+	return out, nil
+}
+func (r *planRepo) LogRead(context.Context, ReadLog) error { return nil }
+
+type oneWorkarea struct{}
+
+func (oneWorkarea) Workarea(context.Context, string) (Workarea, error) {
+	return Workarea{ID: "wa_1", IDPath: "u", Reader: true}, nil
+}
+func (oneWorkarea) Subtrees(context.Context, string) (Subtrees, error) {
+	return Subtrees{Allow: []string{"u"}}, nil
+}
+func (oneWorkarea) Paths(context.Context, []string) (map[string]string, error) {
+	return map[string]string{"wa_1": "universe"}, nil
+}
+
+type unitEmbedder struct{}
+
+func (unitEmbedder) Model() string { return "unit" }
+func (unitEmbedder) Dim() int      { return 2 }
+func (unitEmbedder) EmbedDocuments(context.Context, []string) ([][]float32, error) {
+	return nil, nil
+}
+func (unitEmbedder) EmbedQuery(context.Context, string, map[string]float32) ([]float32, error) {
+	return []float32{1, 0}, nil
+}
+
+type noTx struct{}
+
+func (noTx) InTx(ctx context.Context, fn func(context.Context) error) error       { return fn(ctx) }
+func (noTx) InSnapshot(ctx context.Context, fn func(context.Context) error) error { return fn(ctx) }
+
+// An overfetch that finds fewer than k rows in scope (the query's
+// neighbourhood lies outside it) is followed by a filtered search, whose
+// rows are what recall returns; one that finds enough is not.
+func TestShortOverfetchFallsBackToFilteredSearch(t *testing.T) {
+	ctx := auth.With(context.Background(), auth.Caller{TenantID: "ten_1", KeyID: "key_1", Role: "agent"})
+	for _, c := range []struct {
+		overfetched int
+		want        []domain.Method
+		hits        int
+	}{
+		{overfetched: 3, want: []domain.Method{domain.Overfetch, domain.Filtered}, hits: 10},
+		{overfetched: 10, want: []domain.Method{domain.Overfetch}, hits: 10},
+	} {
+		repo := &planRepo{reach: 100_000, overfetched: c.overfetched}
+		svc := New(Deps{Repo: repo, Access: oneWorkarea{}, Embedder: unitEmbedder{}, Tx: noTx{}})
+		res, err := svc.Recall(ctx, domain.Query{Text: "wing flutter", Scope: "wa_1", K: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []domain.Method
+		for _, p := range repo.plans {
+			got = append(got, p.Method)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("overfetch finding %d: searches %v, want %v", c.overfetched, got, c.want)
+		}
+		if res.Plan.Method != c.want[len(c.want)-1] || len(res.Hits) != c.hits {
+			t.Errorf("overfetch finding %d: plan %v with %d hits", c.overfetched, res.Plan, len(res.Hits))
+		}
+	}
+}
