@@ -225,13 +225,15 @@ func IDF(df, n int64) float64 {
 }
 
 // CommonShare is the document share above which a lexeme is too common to
-// rank by: it would make the full-text leg score most of the corpus, and
-// ranking costs per matching row.
+// select candidates by: it would make the full-text leg score most of the
+// corpus, and ranking costs per matching row. Such a lexeme still scores
+// the candidates the rarer ones select (dropping it altogether cost 0.013
+// nDCG@10 on Cranfield; docs/BENCHMARKS.md).
 const CommonShare = 0.25
 
 // Prune drops very common lexemes (held by more than CommonShare of n
-// documents) from a full-text query, unless that would drop them all, in
-// which case the rarest few stay.
+// documents) from a full-text query's candidate selection, unless that
+// would drop them all, in which case the rarest few stay.
 func Prune(terms []TermStat, n int64) []TermStat {
 	var keep []TermStat
 	for _, t := range terms {
@@ -263,29 +265,38 @@ type FullTextQuery struct {
 // unchanged down to 500 and falls below 200 (docs/BENCHMARKS.md).
 const RankBudget = 500
 
-// NewFullTextQuery prunes the query's lexemes and weighs the rest; ok is
-// false when nothing is left to search for. Every kept lexeme scores; the
-// candidates, the rows the leg visits, are bounded by RankBudget. When the
-// filter reaches at most that many rows, Postgres can walk them by path
-// and every kept lexeme is a candidate. Otherwise candidates are the rows
-// holding one of the rarest lexemes, added in order of document frequency
-// while their frequencies sum to at most RankBudget (and at least the
-// rarest): those rows are what the GIN index hands over before the path
-// filter. Rows holding only commoner lexemes would rank low anyway; the
-// vector leg still sees them.
+// MaxScored is the most lexemes, rarest first, that select and score
+// candidates: each costs a lookup in every candidate's tsvector, and a
+// 2,000-byte query can hold hundreds.
+const MaxScored = 32
+
+// NewFullTextQuery chooses and weighs the query's lexemes; ok is false
+// when nothing is left to search for. The rarest MaxScored lexemes score.
+// The candidates, the rows the leg visits, are bounded by RankBudget. When
+// the filter reaches at most that many rows, Postgres can walk them by
+// path and every lexeme that is not too common (Prune) selects
+// candidates. Otherwise candidates are the rows holding one of the rarest
+// lexemes, added in order of document frequency while their frequencies
+// sum to at most RankBudget (and at least the rarest): those rows are what
+// the GIN index hands over before the path filter. Rows holding only
+// commoner lexemes would rank low anyway; the vector leg still sees them.
 func NewFullTextQuery(terms []TermStat, c Corpus, reach int64) (q FullTextQuery, ok bool) {
-	kept := Prune(terms, c.Docs)
-	if len(kept) == 0 {
+	selecting := Prune(terms, c.Docs)
+	if len(selecting) == 0 {
 		return FullTextQuery{}, false
 	}
-	kept = slices.Clone(kept)
-	slices.SortStableFunc(kept, func(a, b TermStat) int { return cmp.Compare(a.DF, b.DF) })
+	byRarity := func(a, b TermStat) int { return cmp.Compare(a.DF, b.DF) }
+	scoring := slices.SortedStableFunc(slices.Values(terms), byRarity)
+	scoring = scoring[:min(MaxScored, len(scoring))]
 	q.AvgLen = c.AvgLen()
-	var candidates []string
-	var visited int64
-	for _, t := range kept {
+	for _, t := range scoring {
 		q.Lexemes = append(q.Lexemes, t.Term)
 		q.IDF = append(q.IDF, IDF(t.DF, c.Docs))
+	}
+	selecting = slices.SortedStableFunc(slices.Values(selecting), byRarity)
+	var candidates []string
+	var visited int64
+	for _, t := range selecting[:min(MaxScored, len(selecting))] {
 		visited += t.DF
 		if reach <= RankBudget || len(candidates) == 0 || visited <= RankBudget {
 			candidates = append(candidates, t.Term)

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -35,19 +36,29 @@ func TestNewFullTextQueryPrunesAndWeighs(t *testing.T) {
 	if !ok {
 		t.Fatal("nothing left")
 	}
-	if !slices.Equal(q.Lexemes, []string{"o'neil", "wing"}) {
-		t.Fatalf("lexemes %v: the common one should go, the rest rarest first", q.Lexemes)
+	if !slices.Equal(q.Lexemes, []string{"o'neil", "wing", "flow"}) {
+		t.Fatalf("lexemes %v: every lexeme scores, rarest first", q.Lexemes)
 	}
 	if q.TSQuery != `'o''neil' | 'wing'` {
-		t.Fatalf("tsquery %q", q.TSQuery)
+		t.Fatalf("tsquery %q: the common lexeme should select no candidates", q.TSQuery)
 	}
-	if q.AvgLen != 50 || !(q.IDF[0] > q.IDF[1]) {
+	if q.AvgLen != 50 || !(q.IDF[0] > q.IDF[1] && q.IDF[1] > q.IDF[2]) {
 		t.Fatalf("avg len %v, idf %v: rarer lexemes weigh more", q.AvgLen, q.IDF)
 	}
-	// All common: the rarest two stay rather than nothing.
+	// All common: the rarest select (within the budget) rather than nothing;
+	// all score.
 	q, ok = NewFullTextQuery([]TermStat{{"a", 900}, {"b", 500}, {"c", 700}}, c, 1000)
-	if !ok || !slices.Equal(q.Lexemes, []string{"b", "c"}) {
-		t.Fatalf("all-common query kept %v", q.Lexemes)
+	if !ok || q.TSQuery != `'b'` || !slices.Equal(q.Lexemes, []string{"b", "c", "a"}) {
+		t.Fatalf("all-common query: tsquery %q, lexemes %v", q.TSQuery, q.Lexemes)
+	}
+	// A long query scores its MaxScored rarest lexemes only.
+	var many []TermStat
+	for i := range 3 * MaxScored {
+		many = append(many, TermStat{Term: fmt.Sprintf("t%03d", i), DF: int64(3*MaxScored - i)})
+	}
+	q, _ = NewFullTextQuery(many, c, 1000)
+	if len(q.Lexemes) != MaxScored || q.Lexemes[0] != fmt.Sprintf("t%03d", 3*MaxScored-1) {
+		t.Fatalf("long query scored %d lexemes from %s", len(q.Lexemes), q.Lexemes[0])
 	}
 	if _, ok := NewFullTextQuery(nil, c, 1000); ok {
 		t.Fatal("a query without lexemes searched")
