@@ -39,7 +39,7 @@ echo
 echo "## Recall latency and vector-leg recall by corpus size, scope width and concurrency"
 echo
 echo "\`RECALL_SIZES=${RECALL_SIZES:-10000,100000} go test -run '^\$' -bench Recall -benchtime 1x -timeout 2h ./contexts/retrieval\`"
-RECALL_SIZES=${RECALL_SIZES:-10000,100000} go test -run '^$' -bench Recall -benchtime 1x -timeout 2h ./contexts/retrieval | tee var/bench/recall.txt | awk '/^[|]/ { print; t = 1; next } t && /^$/ { print; t = 0 }'
+RECALL_SIZES=${RECALL_SIZES:-10000,100000} go test -run '^$' -bench Recall -benchtime 1x -timeout 2h ./contexts/retrieval | tee var/bench/recall.txt | awk '/^[|]/ || /^Median/ { print; t = 1; next } t && /^$/ { print; t = 0 }'
 
 echo
 echo "## Attachment upload throughput and server memory"

@@ -169,12 +169,20 @@ func (s Search) String() string {
 // latency budget (measured: docs/BENCHMARKS.md).
 const ExactThreshold = 4000
 
-// Overfetch bounds: the candidate list is at least MinCandidates wide
-// (HNSW recall falls fast below it) and an overfetch needing more than
-// MaxCandidates becomes a filtered search (measured: docs/BENCHMARKS.md).
+// How wide an overfetch's candidate list is. HNSW finds the true nearest
+// less reliably as the index grows, and a scope keeps only its share of
+// the candidates, so the list widens with both: BaseCandidates at
+// BaseRows entries over the whole index, times √(rows ÷ BaseRows), divided
+// by √share. Measured on the synthetic corpus (docs/BENCHMARKS.md): 100
+// candidates give recall@10 0.99 at 100k entries but 0.86 at 1M, where
+// 300 give 0.96; a 10 % scope of 1M needs 1,000 (0.965). The list is at
+// least depth ÷ share wide, so depth rows are expected to pass the
+// filter, and at most MaxCandidates (pgvector's ceiling on ef_search);
+// wider needs become a filtered search.
 const (
-	MinCandidates = 100
-	MaxCandidates = 400
+	BaseCandidates = 100
+	BaseRows       = 100_000
+	MaxCandidates  = 1000
 )
 
 // Plan chooses the vector search for depth rows from the rows the filter
@@ -182,16 +190,20 @@ const (
 // maintained counts, never from the planner's estimates, which flip
 // between ANALYZE runs): exact when the filter reaches few rows, or a
 // small share of the index (where filtered HNSW loses recall); an
-// overfetch of depth ÷ share candidates when that is at most
-// MaxCandidates; else a filtered search.
+// overfetch when its candidate list fits MaxCandidates; else a filtered
+// search.
 func Plan(reachable, indexRows int64, depth int) Search {
 	indexRows = max(indexRows, reachable, 1)
 	share := float64(reachable) / float64(indexRows)
 	if reachable <= ExactThreshold || (share < 0.02 && reachable <= 4*ExactThreshold) {
 		return Search{Method: Exact}
 	}
-	if want := math.Ceil(float64(depth) / share); want <= MaxCandidates {
-		return Search{Method: Overfetch, Candidates: max(int(want), MinCandidates)}
+	growth := math.Sqrt(max(float64(indexRows)/BaseRows, 1))
+	want := max(float64(depth)/share, BaseCandidates*growth/math.Sqrt(share))
+	// The index's row count is an estimate: a need within 5 % of the
+	// ceiling takes the ceiling rather than a filtered search.
+	if want = math.Ceil(want - 1e-9); want <= MaxCandidates*1.05 {
+		return Search{Method: Overfetch, Candidates: min(int(want), MaxCandidates)}
 	}
 	return Search{Method: Filtered}
 }
@@ -262,8 +274,9 @@ type FullTextQuery struct {
 // RankBudget is about how many rows the full-text leg may visit: ranking
 // costs a few microseconds per row, so a query whose lexemes are all in
 // thousands of rows would blow the latency budget. Cranfield's quality is
-// unchanged down to 500 and falls below 200 (docs/BENCHMARKS.md).
-const RankBudget = 500
+// unchanged from 1,000 down to 300 and falls below 200; 300 rather than
+// 500 saves a fifth of a wide recall at 100k entries (docs/BENCHMARKS.md).
+const RankBudget = 300
 
 // MaxScored is the most lexemes, rarest first, that select and score
 // candidates: each costs a lookup in every candidate's tsvector, and a

@@ -70,8 +70,8 @@ func TestNewFullTextQueryPrunesAndWeighs(t *testing.T) {
 
 func TestFullTextCandidatesWithinBudget(t *testing.T) {
 	c := Corpus{Docs: 100_000, Lexemes: 6_000_000}
-	terms := []TermStat{{"common", 20_000}, {"rare", 100}, {"mid", 300}, {"midish", 5_000}}
-	// A wide filter: rare (100) and mid (+300) fit the budget, midish
+	terms := []TermStat{{"common", 20_000}, {"rare", 100}, {"mid", 150}, {"midish", 5_000}}
+	// A wide filter: rare (100) and mid (+150) fit the budget (300), midish
 	// (+5,000) does not; all four still score.
 	for _, reach := range []int64{c.Docs, c.Docs / 10} {
 		q, _ := NewFullTextQuery(terms, c, reach)
@@ -110,6 +110,7 @@ func TestFeedbackExpand(t *testing.T) {
 }
 
 func TestPlanFromCounts(t *testing.T) {
+	over := func(n int) Search { return Search{Method: Overfetch, Candidates: n} }
 	for _, c := range []struct {
 		reach, index int64
 		want         Search
@@ -118,12 +119,16 @@ func TestPlanFromCounts(t *testing.T) {
 		{ExactThreshold, 100_000, Search{Method: Exact}},
 		{10_000, 1_000_000, Search{Method: Exact}}, // 1 %: filtered HNSW loses recall there
 		{5_000, 1_000_000, Search{Method: Exact}},  // a small tenant in a big shared index
-		{100_000, 100_000, Search{Method: Overfetch, Candidates: MinCandidates}},
-		{50_000, 100_000, Search{Method: Overfetch, Candidates: MinCandidates}},
-		{10_000, 100_000, Search{Method: Overfetch, Candidates: 320}}, // 10 %: 32 ÷ 0.1
-		{100_000, 1_000_000, Search{Method: Overfetch, Candidates: 320}},
-		{50_000, 1_000_000, Search{Method: Filtered}}, // 5 %: 640 candidates is too many
-		{1_000_000, 10, Search{Method: Overfetch, Candidates: MinCandidates}},
+		{100_000, 100_000, over(BaseCandidates)},
+		{50_000, 100_000, over(142)},      // 100 ÷ √0.5
+		{10_000, 100_000, over(320)},      // 10 %: 32 ÷ 0.1 beats 100 ÷ √0.1
+		{5_000, 100_000, over(640)},       // 5 %: 32 ÷ 0.05
+		{1_000_000, 1_000_000, over(317)}, // 100 · √10
+		{100_000, 1_000_000, over(1000)},  // 100 · √10 ÷ √0.1
+		{100_000, 1_002_000, over(1000)},  // the count is an estimate
+		{90_000, 1_000_000, Search{Method: Filtered}},
+		{50_000, 1_000_000, Search{Method: Filtered}},
+		{1_000_000, 10, over(317)}, // a stale index count: the reach is the floor
 		{0, 0, Search{Method: Exact}},
 	} {
 		if got := Plan(c.reach, c.index, 32); got != c.want {
