@@ -13,6 +13,8 @@ if [[ ! -f $data/cran.all.1400 ]]; then
 fi
 services_up pg
 mkdir -p var/bench
+# The built-in embedder's own sanity check on the collection (build tag eval).
+CRANFIELD_DIR=$(cd "$data" && pwd -P) go test -tags eval -count=1 -run CranfieldSanity ./contexts/retrieval/internal/embed
 out=var/bench/cranfield.txt
 CRANFIELD_DIR=$(cd "$data" && pwd -P) go test -run '^$' -bench Cranfield -benchtime 1x -timeout 20m ./cmd/oml-server | tee "$out"
 table=$(grep '^|' "$out")

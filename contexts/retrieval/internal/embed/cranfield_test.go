@@ -13,8 +13,14 @@ import (
 	"testing"
 )
 
-// cranfieldDir is the shared Cranfield collection, relative to this package.
-var cranfieldDir = filepath.Join("..", "..", "..", "..", "..", "shared", "data", "cranfield")
+// cranfieldDir is the Cranfield collection: CRANFIELD_DIR, or the shared
+// data next to the repository.
+func cranfieldDir() string {
+	if d := os.Getenv("CRANFIELD_DIR"); d != "" {
+		return d
+	}
+	return filepath.Join("..", "..", "..", "..", "..", "shared", "data", "cranfield")
+}
 
 // cranfield is the collection: docs[i] is document i+1 (title and text),
 // queries[j] is query j+1 by ordinal, qrels[j] maps a document index to its gain.
@@ -26,13 +32,14 @@ type cranfield struct {
 
 func loadCranfield(t testing.TB) *cranfield {
 	t.Helper()
-	if _, err := os.Stat(cranfieldDir); err != nil {
-		t.Skipf("cranfield collection not available: %v", err)
+	dir := cranfieldDir()
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the Cranfield collection is not at %s (set CRANFIELD_DIR): %v", dir, err)
 	}
-	docs := readSMART(t, filepath.Join(cranfieldDir, "cran.all.1400"))
-	queries := readSMART(t, filepath.Join(cranfieldDir, "cran.qry"))
+	docs := readSMART(t, filepath.Join(dir, "cran.all.1400"))
+	queries := readSMART(t, filepath.Join(dir, "cran.qry"))
 	c := &cranfield{docs: docs, queries: queries, qrels: make([]map[int]float64, len(queries))}
-	f, err := os.Open(filepath.Join(cranfieldDir, "cranqrel"))
+	f, err := os.Open(filepath.Join(dir, "cranqrel"))
 	if err != nil {
 		t.Fatal(err)
 	}
