@@ -279,11 +279,13 @@ ORDER BY ` + expr + ` + 0 LIMIT $6`
     FROM retrieval.entries WHERE %[2]s ORDER BY %[1]s LIMIT %[3]d) AS nearest
 WHERE `, expr, modelIs, s.Candidates) + filter + `
 ORDER BY distance LIMIT $6`
-	default:
+	case domain.Filtered:
 		settings = "; SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 200"
 		sql = `SELECT artifact_id, ` + expr + ` AS distance FROM retrieval.entries
 WHERE ` + modelIs + ` AND ` + filter + `
 ORDER BY ` + expr + ` LIMIT $6`
+	default:
+		return nil, fmt.Errorf("unknown vector search %d", s.Method)
 	}
 	if err := r.customPlans(ctx, settings); err != nil {
 		return nil, err
