@@ -384,9 +384,12 @@ func TestOpenAICancel(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	o, _, _ := setup(t, func(c *OpenAIConfig) { c.Backoff, c.MaxBackoff = time.Minute, time.Minute },
-		func(int, http.ResponseWriter, *http.Request, embeddingsRequest) bool {
-			cancel() // the caller gives up while the client would back off
-			return false
+		func(_ int, w http.ResponseWriter, _ *http.Request, _ embeddingsRequest) bool {
+			// A retryable failure makes the client back off for a minute;
+			// the caller gives up meanwhile.
+			cancel()
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return true
 		})
 	start := time.Now()
 	_, err := o.Embed(ctx, Document, texts(3), nil)
