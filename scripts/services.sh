@@ -24,9 +24,13 @@ services_down() {
 services_up() {
 	local s
 	trap services_down EXIT
-	# An untrapped signal would end the shell without its EXIT trap.
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
+	# An untrapped signal would end the shell without its EXIT trap. The
+	# handlers ignore further signals before exiting: make re-sends a fatal
+	# signal to its children, and a second one arriving before the EXIT
+	# trap's first line would cut the clean-up short and leave a service
+	# running.
+	trap 'trap "" INT TERM; exit 130' INT
+	trap 'trap "" INT TERM; exit 143' TERM
 	for s in "$@"; do
 		if ! "$SERVICES_DIR/$s.sh" status >/dev/null 2>&1; then
 			"$SERVICES_DIR/$s.sh" start

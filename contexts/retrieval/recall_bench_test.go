@@ -42,6 +42,7 @@ func newBenchService(db *pg.DB) *app.Service {
 func vectorRecall(ctx context.Context, tb testing.TB, db *pg.DB, queries []string, scopes []string, raw bool, force *domain.Search) (float64, domain.Search) {
 	tb.Helper()
 	repo := postgres.New(db)
+	svc := newBenchService(db)
 	emb := adapter{embed.NewBuiltin(embed.DefaultDim)}
 	var sum float64
 	var plan domain.Search
@@ -51,41 +52,26 @@ func vectorRecall(ctx context.Context, tb testing.TB, db *pg.DB, queries []strin
 			if err != nil {
 				return err
 			}
-			weights := map[string]float32{}
-			for _, t := range terms {
-				weights[t.Term] = float32(domain.IDF(t.DF, corpus.Docs))
-			}
-			vec, err := emb.EmbedQuery(ctx, q, weights)
-			if err != nil {
-				return err
-			}
 			f := app.Filter{Scope: scopes[i], Allow: []string{scopes[i]}}
 			reach, err := repo.Reachable(ctx, benchTen, f)
 			if err != nil {
 				return err
 			}
 			depth := domain.LegDepth(10)
+			leg := app.Leg{Query: domain.Query{Text: q, Scope: scopes[i], K: 10}, Terms: terms, Corpus: corpus, Reach: reach, Filter: f}
 			if ftq, ok := domain.NewFullTextQuery(terms, corpus, reach); ok && !raw {
-				top, err := repo.FullText(ctx, benchTen, ftq, f, depth)
-				if err != nil {
+				if leg.FullText, err = repo.FullText(ctx, benchTen, ftq, f, depth); err != nil {
 					return err
 				}
-				docs, err := repo.Embeddings(ctx, benchTen, emb.Model(), top[:min(domain.DefaultFeedback.Docs, len(top))])
-				if err != nil {
-					return err
-				}
-				vec = domain.DefaultFeedback.Expand(vec, docs)
 			}
-			plan = domain.Plan(reach, max(corpus.AllDocs, corpus.Docs), depth)
-			if force != nil {
-				plan = *force
-			}
-			got, err := repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vec, f, depth, plan)
+			served, err := svc.VectorLeg(ctx, benchTen, leg)
 			if err != nil {
 				return err
 			}
-			if force == nil && plan.Method == domain.Overfetch && int64(len(got)) < min(10, reach) {
-				plan = domain.Search{Method: domain.Filtered}
+			got, vec := served.IDs, served.Vector
+			plan = served.Plan
+			if force != nil {
+				plan = *force
 				if got, err = repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vec, f, depth, plan); err != nil {
 					return err
 				}

@@ -175,37 +175,13 @@ func (s *Service) recall(ctx context.Context, tenant string, q domain.Query, ste
 			return res, fmt.Errorf("full-text leg: %w", err)
 		}
 	}
-	weights := make(map[string]float32, len(terms))
-	for _, t := range terms {
-		weights[t.Term] = float32(domain.IDF(t.DF, corpus.Docs))
-	}
-	vec, err := s.Embedder.EmbedQuery(ctx, q.Text, weights)
-	if err != nil {
-		return res, err
-	}
 	var vecIDs []string
-	if nonZero(vec) && s.Fusion.Vector > 0 {
-		if top := ftIDs[:min(s.Feedback.Docs, len(ftIDs))]; len(top) > 0 {
-			docs, err := s.Repo.Embeddings(ctx, tenant, s.Embedder.Model(), top)
-			if err != nil {
-				return res, fmt.Errorf("feedback vectors: %w", err)
-			}
-			vec = s.Feedback.Expand(vec, docs)
+	if s.Fusion.Vector > 0 {
+		leg, err := s.VectorLeg(ctx, tenant, Leg{Query: q, Terms: terms, Corpus: corpus, Reach: reach, Filter: hitFilter, FullText: ftIDs})
+		if err != nil {
+			return res, err
 		}
-		depth := domain.LegDepth(q.K)
-		res.Plan = domain.Plan(reach, max(corpus.AllDocs, corpus.Docs), depth)
-		if vecIDs, err = s.Repo.Vector(ctx, tenant, s.Embedder.Model(), s.Embedder.Dim(), vec, hitFilter, depth, res.Plan); err != nil {
-			return res, fmt.Errorf("vector leg: %w", err)
-		}
-		// An overfetch expects depth rows to pass the filter; if the
-		// query's neighbourhood lies mostly outside the scope, fewer than
-		// k do, and a filtered search finds the rest.
-		if res.Plan.Method == domain.Overfetch && int64(len(vecIDs)) < min(int64(q.K), reach) {
-			res.Plan = domain.Search{Method: domain.Filtered}
-			if vecIDs, err = s.Repo.Vector(ctx, tenant, s.Embedder.Model(), s.Embedder.Dim(), vec, hitFilter, depth, res.Plan); err != nil {
-				return res, fmt.Errorf("vector leg: %w", err)
-			}
-		}
+		vecIDs, res.Plan = leg.IDs, leg.Plan
 	}
 	fused := s.Fusion.Fuse(ftIDs, vecIDs, q.K)
 	ids := make([]string, len(fused))
@@ -223,6 +199,64 @@ func (s *Service) recall(ctx context.Context, tenant string, q domain.Query, ste
 	for _, r := range fused {
 		if e, ok := byID[r.ID]; ok {
 			res.Hits = append(res.Hits, Shown{Entry: e, Score: r.Score})
+		}
+	}
+	return res, nil
+}
+
+// Leg is what the vector leg starts from: the query, its lexemes' and
+// the corpus's statistics, the rows the filter reaches, and the full-text
+// leg's ranking (nil for no feedback).
+type Leg struct {
+	Query    domain.Query
+	Terms    []domain.TermStat
+	Corpus   domain.Corpus
+	Reach    int64
+	Filter   Filter
+	FullText []string
+}
+
+// VectorResult is the vector leg's ranking, the plan that produced it and
+// the query vector it searched with.
+type VectorResult struct {
+	IDs    []string
+	Plan   domain.Search
+	Vector []float32
+}
+
+// VectorLeg runs the vector leg as recall does: the query embedded with
+// its terms' rarity weights, moved towards the full-text leg's best
+// entries (feedback), searched as domain.Plan says. A query that embeds to
+// nothing searches nothing. Exported for the recall benchmark, which
+// compares it with an exact scan.
+func (s *Service) VectorLeg(ctx context.Context, tenant string, l Leg) (VectorResult, error) {
+	weights := make(map[string]float32, len(l.Terms))
+	for _, t := range l.Terms {
+		weights[t.Term] = float32(domain.IDF(t.DF, l.Corpus.Docs))
+	}
+	vec, err := s.Embedder.EmbedQuery(ctx, l.Query.Text, weights)
+	if err != nil || !nonZero(vec) {
+		return VectorResult{}, err
+	}
+	if top := l.FullText[:min(s.Feedback.Docs, len(l.FullText))]; len(top) > 0 {
+		docs, err := s.Repo.Embeddings(ctx, tenant, s.Embedder.Model(), top)
+		if err != nil {
+			return VectorResult{}, fmt.Errorf("feedback vectors: %w", err)
+		}
+		vec = s.Feedback.Expand(vec, docs)
+	}
+	depth := domain.LegDepth(l.Query.K)
+	res := VectorResult{Vector: vec, Plan: domain.Plan(l.Reach, max(l.Corpus.AllDocs, l.Corpus.Docs), depth)}
+	if res.IDs, err = s.Repo.Vector(ctx, tenant, s.Embedder.Model(), s.Embedder.Dim(), vec, l.Filter, depth, res.Plan); err != nil {
+		return VectorResult{}, fmt.Errorf("vector leg: %w", err)
+	}
+	// An overfetch expects depth rows to pass the filter; if the query's
+	// neighbourhood lies mostly outside the scope, fewer than k do, and a
+	// filtered search finds the rest.
+	if res.Plan.Method == domain.Overfetch && int64(len(res.IDs)) < min(int64(l.Query.K), l.Reach) {
+		res.Plan = domain.Search{Method: domain.Filtered}
+		if res.IDs, err = s.Repo.Vector(ctx, tenant, s.Embedder.Model(), s.Embedder.Dim(), vec, l.Filter, depth, res.Plan); err != nil {
+			return VectorResult{}, fmt.Errorf("vector leg: %w", err)
 		}
 	}
 	return res, nil
