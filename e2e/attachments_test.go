@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -616,5 +617,75 @@ func TestAttachmentReviewMaterial(t *testing.T) {
 	})
 	if r.code() != "submission.upload_unusable" || !strings.Contains(string(r.Body), "binds once") {
 		t.Fatalf("second binding: %d %s", r.Status, r.Body)
+	}
+}
+
+// A tenant's admin lowers its own attachment size ceiling: uploads above
+// it are refused with limit.size, other tenants keep the deployment's, and
+// only tenant admins may change it, never above the deployment's.
+func TestTenantSizeCeiling(t *testing.T) {
+	t.Parallel()
+	const deployment = 20 << 20
+	s := startServer(t, fmt.Sprintf("OML_MAX_UPLOAD_BYTES=%d", deployment))
+	tm := newTeam(t, s)
+	other := s.bootstrapTenant(t, "beta")
+	type limits struct {
+		Max        int64 `json:"max_upload_bytes"`
+		Deployment int64 `json:"deployment_max_upload_bytes"`
+		TenantSet  bool  `json:"tenant_set"`
+	}
+	get := func(key string) limits {
+		return decode[limits](t, s.do(t, "GET", "/v1/attachments/limits", key, nil), 200)
+	}
+	if l := get(tm.writer.Token); l != (limits{deployment, deployment, false}) {
+		t.Fatalf("default limits: %+v", l)
+	}
+	for _, c := range []struct {
+		name   string
+		key    string
+		body   any
+		status int
+		code   string
+	}{
+		{"a writer", tm.writer.Token, map[string]any{"max_upload_bytes": 1 << 20}, 403, "access.verb_ceiling"},
+		{"above the deployment", s.AdminKey, map[string]any{"max_upload_bytes": deployment + 1}, 400, "request.validation"},
+		{"negative", s.AdminKey, map[string]any{"max_upload_bytes": -1}, 400, "request.validation"},
+		{"missing", s.AdminKey, map[string]any{}, 400, "request.validation"},
+		{"unknown field", s.AdminKey, map[string]any{"max_upload_bytes": 1 << 20, "per_key": true}, 400, "request.validation"},
+		{"wrong type", s.AdminKey, map[string]any{"max_upload_bytes": "1MiB"}, 400, "request.validation"},
+	} {
+		if r := s.do(t, "PUT", "/v1/attachments/limits", c.key, c.body); r.Status != c.status || r.code() != c.code {
+			t.Errorf("%s: %d %s, want %d %s", c.name, r.Status, r.Body, c.status, c.code)
+		}
+	}
+	if l := get(tm.writer.Token); l.TenantSet {
+		t.Fatalf("a refused change changed the limits: %+v", l)
+	}
+
+	// The CLI sets it for admins.
+	out, stderr, err := s.oml(t, s.AdminKey, "admin", "upload-limit", strconv.Itoa(1<<20))
+	if err != nil || !strings.Contains(out, "1048576 bytes (set for this tenant") {
+		t.Fatalf("oml admin upload-limit: %v\n%s%s", err, out, stderr)
+	}
+	if l := get(tm.writer.Token); l != (limits{1 << 20, deployment, true}) {
+		t.Fatalf("set: %+v", l)
+	}
+	_, _, digest := randomFile(t, 2<<20)
+	if r := s.openUpload(t, tm.writer.Token, 2<<20, digest); r.Status != 413 || r.code() != "limit.size" {
+		t.Fatalf("2 MiB over a 1 MiB tenant ceiling: %d %s", r.Status, r.Body)
+	}
+	if r := s.openUpload(t, tm.writer.Token, 1<<20, digest); r.Status != 201 {
+		t.Fatalf("1 MiB under a 1 MiB tenant ceiling: %d %s", r.Status, r.Body)
+	}
+	if l := get(other); l != (limits{deployment, deployment, false}) {
+		t.Fatalf("another tenant's limits: %+v", l)
+	}
+
+	r := s.do(t, "PUT", "/v1/attachments/limits", s.AdminKey, map[string]any{"max_upload_bytes": 0})
+	if l := decode[limits](t, r, 200); l != (limits{deployment, deployment, false}) {
+		t.Fatalf("cleared: %+v", l)
+	}
+	if r := s.openUpload(t, tm.writer.Token, 2<<20, digest); r.Status != 201 {
+		t.Fatalf("2 MiB after clearing: %d %s", r.Status, r.Body)
 	}
 }

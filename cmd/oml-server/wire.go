@@ -15,6 +15,7 @@ import (
 	"github.com/omlhub/oml/contexts/attachments"
 	"github.com/omlhub/oml/contexts/lineage"
 	"github.com/omlhub/oml/contexts/retrieval"
+	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/config"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/idempotency"
@@ -250,6 +251,18 @@ type attachmentsAccess struct{ m *access.Module }
 func (a attachmentsAccess) Writes(ctx context.Context) (bool, error) {
 	allow, _, err := a.m.Subtrees(ctx, "writer")
 	return len(allow) > 0, err
+}
+
+func (a attachmentsAccess) TenantAdmin(ctx context.Context) (bool, error) {
+	c, ok := auth.From(ctx)
+	if !ok || c.Role != "admin" {
+		return false, nil
+	}
+	root, err := a.m.Effective(ctx, "universe")
+	if errs.Is(err, errs.NotFound) {
+		return false, nil
+	}
+	return err == nil && slices.Contains(root.Scopes, "admin"), err
 }
 
 // readablePort adapts the admission context to attachments' Claims port;

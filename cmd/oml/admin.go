@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -12,8 +13,47 @@ func (c *cli) admin(ctx context.Context, args []string) error {
 	if len(args) >= 2 && args[0] == "journal" && args[1] == "verify" {
 		return c.journalVerify(ctx, args[2:])
 	}
+	if len(args) >= 1 && args[0] == "upload-limit" {
+		return c.uploadLimit(ctx, args[1:])
+	}
 	fmt.Fprint(c.stderr, usage)
-	return fmt.Errorf("admin: unknown subcommand %q (want journal verify)", strings.Join(args, " "))
+	return fmt.Errorf("admin: unknown subcommand %q (want journal verify or upload-limit)", strings.Join(args, " "))
+}
+
+// uploadLimit shows or sets the tenant's attachment size ceiling.
+func (c *cli) uploadLimit(ctx context.Context, args []string) error {
+	fs := c.flags("admin upload-limit", "[BYTES]")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	req := request{method: http.MethodGet, path: "/v1/attachments/limits"}
+	switch fs.NArg() {
+	case 0:
+	case 1:
+		n, err := strconv.ParseInt(fs.Arg(0), 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("admin upload-limit: BYTES must be a whole number ≥ 0, got %q", fs.Arg(0))
+		}
+		req = request{method: http.MethodPut, path: "/v1/attachments/limits", body: map[string]int64{"max_upload_bytes": n}}
+	default:
+		return fmt.Errorf("admin upload-limit: at most one argument (BYTES), got %d", fs.NArg())
+	}
+	_, err := exchange(ctx, c, req, func(w io.Writer, l uploadLimits) error {
+		source := "the deployment's"
+		if l.TenantSet {
+			source = "set for this tenant"
+		}
+		_, err := fmt.Fprintf(w, "attachment size ceiling: %d bytes (%s; deployment ceiling %d)\n", l.Max, source, l.Deployment)
+		return err
+	})
+	return err
+}
+
+// uploadLimits is the body of GET/PUT /v1/attachments/limits.
+type uploadLimits struct {
+	Max        int64 `json:"max_upload_bytes"`
+	Deployment int64 `json:"deployment_max_upload_bytes"`
+	TenantSet  bool  `json:"tenant_set"`
 }
 
 // journalVerify asks the server to recompute the tenant's hash chain (D1).

@@ -66,6 +66,8 @@ commands:
   call TOOL [JSON|-]                call one MCP tool with a JSON object of arguments
                                     (- reads them from stdin)
   admin journal verify              recompute the journal's hash chain; exit 1 if broken
+  admin upload-limit [BYTES]        show the tenant's attachment size ceiling, or set it (at
+                                    most the deployment's; 0 falls back to the deployment's)
   version                           show this CLI's build and the server's
   help                              show this text
 `

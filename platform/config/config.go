@@ -33,7 +33,7 @@ type Config struct {
 	MaxTextBytes    int           // OML_MAX_TEXT_BYTES: bound on a claim's text
 	ServeTTL        time.Duration // OML_SERVE_TTL: how long a served item stays leased
 	ExpirySweep     time.Duration // OML_EXPIRY_INTERVAL: how often held items and upload sessions are swept
-	MaxUploadBytes  int64         // OML_MAX_UPLOAD_BYTES: a tenant's largest attachment
+	MaxUploadBytes  int64         // OML_MAX_UPLOAD_BYTES: the largest attachment (a tenant may set lower)
 	MaxOpenUploads  int           // OML_MAX_OPEN_UPLOADS: open upload sessions per key
 	UploadTTL       time.Duration // OML_UPLOAD_TTL: how long an upload session lives
 

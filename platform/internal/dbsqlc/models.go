@@ -191,6 +191,12 @@ type AttachmentsSession struct {
 	BoundAt        *time.Time
 }
 
+type AttachmentsTenantLimit struct {
+	TenantID       string
+	MaxUploadBytes int64
+	UpdatedAt      time.Time
+}
+
 type LineageDerivation struct {
 	TenantID   string
 	ArtifactID string

@@ -137,3 +137,13 @@ DELETE FROM attachments.doomed WHERE id = $1;
 
 -- name: BindingsList :many
 SELECT * FROM attachments.bindings WHERE tenant_id = $1 AND artifact_id = $2 ORDER BY sha256;
+
+-- name: TenantLimit :one
+SELECT max_upload_bytes FROM attachments.tenant_limits WHERE tenant_id = $1;
+
+-- name: TenantLimitSet :exec
+INSERT INTO attachments.tenant_limits (tenant_id, max_upload_bytes) VALUES ($1, $2)
+ON CONFLICT (tenant_id) DO UPDATE SET max_upload_bytes = EXCLUDED.max_upload_bytes, updated_at = now();
+
+-- name: TenantLimitClear :exec
+DELETE FROM attachments.tenant_limits WHERE tenant_id = $1;

@@ -64,6 +64,10 @@ type Repository interface {
 	SessionGet(ctx context.Context, tenant, id string) (domain.Session, error)
 	SessionsForBind(ctx context.Context, tenant string, ids []string) ([]domain.Session, error)
 	OpenCount(ctx context.Context, tenant, keyID string, now time.Time) (int, error)
+	// TenantLimit is the tenant's own size ceiling (ok false: none);
+	// SetTenantLimit sets it, or clears it with 0.
+	TenantLimit(ctx context.Context, tenant string) (maxBytes int64, ok bool, err error)
+	SetTenantLimit(ctx context.Context, tenant string, maxBytes int64) error
 	// Lease takes the write lease and the next seal attempt; ok is false
 	// when the session is not open or another writer holds a live lease.
 	Lease(ctx context.Context, tenant, id, token string, until, now time.Time) (domain.Session, bool, error)
@@ -116,6 +120,9 @@ type Access interface {
 	// Writes reports whether the caller holds writer effective access on
 	// any workarea.
 	Writes(ctx context.Context) (bool, error)
+	// TenantAdmin reports whether the caller administers its tenant (an
+	// admin key with admin access on universe).
+	TenantAdmin(ctx context.Context) (bool, error)
 }
 
 // Claims is the admission context as attachments needs it.

@@ -121,7 +121,11 @@ func (s *Service) Open(ctx context.Context, req domain.OpenRequest) (domain.Sess
 		return domain.Session{}, errs.New(errs.Denied, "attachments are opened by keys with writer effective access (D7)",
 			"this key holds writer on no workarea")
 	}
-	digest, err := req.Validate(s.Config.MaxSize)
+	limits, err := s.limits(ctx, c.TenantID)
+	if err != nil {
+		return domain.Session{}, err
+	}
+	digest, err := req.Validate(limits.MaxUploadBytes)
 	if err != nil {
 		return domain.Session{}, err
 	}
@@ -165,6 +169,66 @@ func (s *Service) Open(ctx context.Context, req domain.OpenRequest) (domain.Sess
 		s.abortUpload(ses.ObjectKey, ses.StoreUpload)
 	}
 	return ses, err
+}
+
+// Limits is a tenant's attachment size ceiling: its own when its admin
+// set one, else the deployment's, never above the deployment's.
+type Limits struct {
+	MaxUploadBytes int64
+	Deployment     int64
+	TenantSet      bool
+}
+
+func (s *Service) limits(ctx context.Context, tenant string) (Limits, error) {
+	l := Limits{MaxUploadBytes: s.Config.MaxSize, Deployment: s.Config.MaxSize}
+	n, ok, err := s.Repo.TenantLimit(ctx, tenant)
+	if err != nil {
+		return l, fmt.Errorf("tenant size ceiling: %w", err)
+	}
+	if ok {
+		l.MaxUploadBytes, l.TenantSet = min(n, s.Config.MaxSize), true
+	}
+	return l, nil
+}
+
+// Limits returns the caller's tenant's size ceiling.
+func (s *Service) Limits(ctx context.Context) (Limits, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return Limits{}, err
+	}
+	return s.limits(ctx, c.TenantID)
+}
+
+// SetLimit sets the tenant's size ceiling (tenant admins only), at most
+// the deployment's; 0 clears it. The change is journalled.
+func (s *Service) SetLimit(ctx context.Context, maxBytes int64) (Limits, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return Limits{}, err
+	}
+	if ok, err := s.Access.TenantAdmin(ctx); err != nil {
+		return Limits{}, err
+	} else if !ok {
+		return Limits{}, errs.New(errs.VerbCeiling, "role ceiling: tenant limits need an admin key with admin access on universe",
+			"this key cannot set the tenant's attachment size ceiling")
+	}
+	if maxBytes < 0 || maxBytes > s.Config.MaxSize {
+		return Limits{}, errs.Invalid("max_upload_bytes must be 1–%d (the deployment's ceiling), or 0 to clear it; got %d", s.Config.MaxSize, maxBytes)
+	}
+	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
+		if err := s.Repo.SetTenantLimit(ctx, c.TenantID, maxBytes); err != nil {
+			return err
+		}
+		return s.record(ctx, c.TenantID, journal.Event{
+			Type: "attachment.limits", Actor: c.KeyID, Subject: map[string]any{"tenant": c.TenantID},
+			Payload: map[string]any{"max_upload_bytes": maxBytes},
+		})
+	})
+	if err != nil {
+		return Limits{}, err
+	}
+	return s.limits(ctx, c.TenantID)
 }
 
 // objectKey is where a tenant's content lives in the store: under its

@@ -24,6 +24,8 @@ func (h *Handlers) Routes(r chi.Router) {
 	r.Post("/attachments/uploads", transport.Handler(h.open))
 	r.Get("/attachments/uploads/{id}", transport.Handler(h.status))
 	r.Delete("/attachments/uploads/{id}", transport.Handler(h.abort))
+	r.Get("/attachments/limits", transport.Handler(h.limits))
+	r.Put("/attachments/limits", transport.Handler(h.setLimits))
 	r.Get("/artifacts/{id}/attachments/{sha256}", transport.Handler(h.download))
 }
 
@@ -56,6 +58,35 @@ func (h *Handlers) status(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
 	transport.WriteJSON(w, http.StatusOK, wire.FromSession(s))
 	return nil
+}
+
+func (h *Handlers) limits(w http.ResponseWriter, r *http.Request) error {
+	l, err := h.svc.Limits(r.Context())
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, limitsOut(l))
+	return nil
+}
+
+func (h *Handlers) setLimits(w http.ResponseWriter, r *http.Request) error {
+	var in wire.LimitsIn
+	if err := transport.Decode(r, &in); err != nil {
+		return err
+	}
+	if in.MaxUploadBytes == nil {
+		return errs.Invalid("max_upload_bytes is required (0 clears the tenant's ceiling)")
+	}
+	l, err := h.svc.SetLimit(r.Context(), *in.MaxUploadBytes)
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, limitsOut(l))
+	return nil
+}
+
+func limitsOut(l app.Limits) wire.LimitsOut {
+	return wire.LimitsOut{MaxUploadBytes: l.MaxUploadBytes, DeploymentMaxUploadBytes: l.Deployment, TenantSet: l.TenantSet}
 }
 
 func (h *Handlers) abort(w http.ResponseWriter, r *http.Request) error {

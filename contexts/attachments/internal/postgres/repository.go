@@ -99,6 +99,24 @@ func (r *Repository) OpenCount(ctx context.Context, tenant, keyID string, now ti
 	return int(n), err
 }
 
+// TenantLimit is the tenant's own size ceiling; ok is false when it has
+// none.
+func (r *Repository) TenantLimit(ctx context.Context, tenant string) (int64, bool, error) {
+	n, err := r.q.TenantLimit(ctx, r.conn(ctx), tenant)
+	if pg.IsNoRows(err) {
+		return 0, false, nil
+	}
+	return n, err == nil, err
+}
+
+// SetTenantLimit sets the tenant's size ceiling, or clears it (0).
+func (r *Repository) SetTenantLimit(ctx context.Context, tenant string, maxBytes int64) error {
+	if maxBytes == 0 {
+		return r.q.TenantLimitClear(ctx, r.conn(ctx), tenant)
+	}
+	return r.q.TenantLimitSet(ctx, r.conn(ctx), dbsqlc.TenantLimitSetParams{TenantID: tenant, MaxUploadBytes: maxBytes})
+}
+
 func (r *Repository) Lease(ctx context.Context, tenant, id, token string, until, now time.Time) (domain.Session, bool, error) {
 	row, err := r.q.SessionLease(ctx, r.conn(ctx), dbsqlc.SessionLeaseParams{Token: &token, Until: &until, TenantID: tenant, ID: id, Now: &now})
 	if pg.IsNoRows(err) {

@@ -81,3 +81,16 @@ func FromSession(s domain.Session) Session {
 	}
 	return out
 }
+
+// LimitsIn is PUT /v1/attachments/limits: the tenant's ceiling in bytes,
+// 0 to fall back to the deployment's.
+type LimitsIn struct {
+	MaxUploadBytes *int64 `json:"max_upload_bytes"`
+}
+
+// LimitsOut is a tenant's attachment size ceiling.
+type LimitsOut struct {
+	MaxUploadBytes           int64 `json:"max_upload_bytes"`
+	DeploymentMaxUploadBytes int64 `json:"deployment_max_upload_bytes"`
+	TenantSet                bool  `json:"tenant_set"`
+}

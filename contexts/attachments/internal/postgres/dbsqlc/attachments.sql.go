@@ -805,3 +805,38 @@ func (q *Queries) SessionsScrub(ctx context.Context, db DBTX, arg SessionsScrubP
 	_, err := db.Exec(ctx, sessionsScrub, arg.TenantID, arg.Sha256)
 	return err
 }
+
+const tenantLimit = `-- name: TenantLimit :one
+SELECT max_upload_bytes FROM attachments.tenant_limits WHERE tenant_id = $1
+`
+
+func (q *Queries) TenantLimit(ctx context.Context, db DBTX, tenantID string) (int64, error) {
+	row := db.QueryRow(ctx, tenantLimit, tenantID)
+	var max_upload_bytes int64
+	err := row.Scan(&max_upload_bytes)
+	return max_upload_bytes, err
+}
+
+const tenantLimitClear = `-- name: TenantLimitClear :exec
+DELETE FROM attachments.tenant_limits WHERE tenant_id = $1
+`
+
+func (q *Queries) TenantLimitClear(ctx context.Context, db DBTX, tenantID string) error {
+	_, err := db.Exec(ctx, tenantLimitClear, tenantID)
+	return err
+}
+
+const tenantLimitSet = `-- name: TenantLimitSet :exec
+INSERT INTO attachments.tenant_limits (tenant_id, max_upload_bytes) VALUES ($1, $2)
+ON CONFLICT (tenant_id) DO UPDATE SET max_upload_bytes = EXCLUDED.max_upload_bytes, updated_at = now()
+`
+
+type TenantLimitSetParams struct {
+	TenantID       string
+	MaxUploadBytes int64
+}
+
+func (q *Queries) TenantLimitSet(ctx context.Context, db DBTX, arg TenantLimitSetParams) error {
+	_, err := db.Exec(ctx, tenantLimitSet, arg.TenantID, arg.MaxUploadBytes)
+	return err
+}
