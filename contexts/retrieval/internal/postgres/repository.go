@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/omlhub/oml/contexts/retrieval/internal/app"
@@ -181,15 +182,14 @@ func (r *Repository) Steering(ctx context.Context, tenant string, f app.Filter, 
 	return out, nil
 }
 
-// customPlans makes the statements that follow in this transaction plan
-// with their actual parameters: a cached generic plan once kept a 300 ms
-// plan for a narrow scope.
-func (r *Repository) customPlans(ctx context.Context, extra string) error {
-	_, err := r.db.Conn(ctx).Exec(ctx, "SET LOCAL plan_cache_mode = force_custom_plan"+extra)
-	return err
-}
+// oneShot runs a recall query as an unnamed statement, planned for its
+// actual parameters every time (a cached generic plan once kept a 300 ms
+// plan for a narrow scope) and sent in one round trip; the SQL the legs
+// build also varies with the query, which would churn pgx's statement
+// cache.
+var oneShot = pgx.QueryExecModeExec
 
-// FullText runs the full-text leg: entries holding any of the query's
+// FullText runs the full-text leg// FullText runs the full-text leg: entries holding any of the query's
 // lexemes, inside the filter, ranked by
 //
 //	Σ idf(t) · ts_rank(tsv, t, 0) / (1 − b + b · len / avglen)
@@ -202,9 +202,6 @@ func (r *Repository) customPlans(ctx context.Context, extra string) error {
 // (docs/BENCHMARKS.md). The SQL is built here because the sum has one term
 // per lexeme; every value is a parameter.
 func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullTextQuery, f app.Filter, limit int) ([]string, error) {
-	if err := r.customPlans(ctx, ""); err != nil {
-		return nil, err
-	}
 	args := []any{tenant, q.TSQuery, f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), limit, q.AvgLen}
 	var score strings.Builder
 	for i, lexeme := range q.Lexemes {
@@ -232,7 +229,7 @@ WHERE tenant_id = $1 AND kind <> 'steering' AND simulation_id IS NULL
   AND NOT ($5::text[]::ltree[] @> workarea_id_path)
 ORDER BY score DESC, artifact_id
 LIMIT $6`
-	rows, err := r.db.Conn(ctx).Query(ctx, sql, args...)
+	rows, err := r.db.Conn(ctx).Query(ctx, sql, append([]any{oneShot}, args...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -273,24 +270,26 @@ func (r *Repository) Vector(ctx context.Context, tenant, model string, dim int, 
 WHERE ` + modelIs + ` AND ` + filter + `
 ORDER BY ` + expr + ` + 0 LIMIT $6`
 	case domain.Overfetch:
-		settings = fmt.Sprintf("; SET LOCAL hnsw.iterative_scan = off; SET LOCAL hnsw.ef_search = %d", s.Candidates)
+		settings = fmt.Sprintf("SET LOCAL hnsw.iterative_scan = off; SET LOCAL hnsw.ef_search = %d", s.Candidates)
 		sql = fmt.Sprintf(`SELECT artifact_id, distance FROM (
     SELECT artifact_id, tenant_id, kind, simulation_id, workarea_id_path, %[1]s AS distance
     FROM retrieval.entries WHERE %[2]s ORDER BY %[1]s LIMIT %[3]d) AS nearest
 WHERE `, expr, modelIs, s.Candidates) + filter + `
 ORDER BY distance LIMIT $6`
 	case domain.Filtered:
-		settings = "; SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 200"
+		settings = "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 200"
 		sql = `SELECT artifact_id, ` + expr + ` AS distance FROM retrieval.entries
 WHERE ` + modelIs + ` AND ` + filter + `
 ORDER BY ` + expr + ` LIMIT $6`
 	default:
 		return nil, fmt.Errorf("unknown vector search %d", s.Method)
 	}
-	if err := r.customPlans(ctx, settings); err != nil {
-		return nil, err
+	if settings != "" {
+		if _, err := r.db.Conn(ctx).Exec(ctx, settings); err != nil {
+			return nil, err
+		}
 	}
-	rows, err := r.db.Conn(ctx).Query(ctx, sql, tenant, pgvector.NewHalfVector(vec), f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), limit)
+	rows, err := r.db.Conn(ctx).Query(ctx, sql, oneShot, tenant, pgvector.NewHalfVector(vec), f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), limit)
 	if err != nil {
 		return nil, err
 	}
