@@ -15,7 +15,6 @@ import (
 	"github.com/omlhub/oml/contexts/attachments"
 	"github.com/omlhub/oml/contexts/lineage"
 	"github.com/omlhub/oml/contexts/retrieval"
-	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/config"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/idempotency"
@@ -253,16 +252,8 @@ func (a attachmentsAccess) Writes(ctx context.Context) (bool, error) {
 	return len(allow) > 0, err
 }
 
-func (a attachmentsAccess) TenantAdmin(ctx context.Context) (bool, error) {
-	c, ok := auth.From(ctx)
-	if !ok || c.Role != "admin" {
-		return false, nil
-	}
-	root, err := a.m.Effective(ctx, "universe")
-	if errs.Is(err, errs.NotFound) {
-		return false, nil
-	}
-	return err == nil && slices.Contains(root.Scopes, "admin"), err
+func (a attachmentsAccess) AdministersTenant(ctx context.Context) error {
+	return a.m.AdministersTenant(ctx)
 }
 
 // readablePort adapts the admission context to attachments' Claims port;

@@ -114,6 +114,11 @@ func (m *Module) Banned(ctx context.Context) (bool, string, error) {
 	return m.svc.Banned(ctx)
 }
 
+// AdministersTenant refuses, with the typed error, a caller that may not
+// use tenant-level admin verbs (an admin key with admin access on
+// universe).
+func (m *Module) AdministersTenant(ctx context.Context) error { return m.svc.AdministersTenant(ctx) }
+
 // Paths maps ids of the caller's tenant's workareas to their paths.
 func (m *Module) Paths(ctx context.Context, ids []string) (map[string]string, error) {
 	return m.svc.Paths(ctx, ids)

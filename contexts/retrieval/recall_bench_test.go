@@ -16,10 +16,8 @@ import (
 	"github.com/omlhub/oml/contexts/retrieval/internal/domain"
 	"github.com/omlhub/oml/contexts/retrieval/internal/embed"
 	"github.com/omlhub/oml/contexts/retrieval/internal/postgres"
-	"github.com/omlhub/oml/platform/migrate"
 	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/platform/pgtest"
-	"github.com/omlhub/oml/sql/migrations"
 	pgvector "github.com/pgvector/pgvector-go"
 )
 
@@ -222,7 +220,7 @@ func BenchmarkRecall(b *testing.B) {
 		}
 	}
 	ctx := context.Background()
-	db := benchDB(ctx, b)
+	db := benchDB(b)
 	c, l := newCorpus(42), &loaded{}
 	l.resume(ctx, b, db)
 	repo := &timedRepo{Repository: postgres.New(db)}
@@ -281,25 +279,12 @@ func BenchmarkRecall(b *testing.B) {
 // benchDB is a fresh database, or the one RECALL_DATABASE_URL names
 // (migrated to the current schema, its rows kept) so a long run at 1M
 // rows need not load again.
-func benchDB(ctx context.Context, b *testing.B) *pg.DB {
+func benchDB(b *testing.B) *pg.DB {
 	b.Helper()
-	u := os.Getenv("RECALL_DATABASE_URL")
-	if u == "" {
-		return pgtest.New(b)
+	if u := os.Getenv("RECALL_DATABASE_URL"); u != "" {
+		return pgtest.Keep(b, u)
 	}
-	db, err := pg.Open(ctx, u, pg.Options{MaxConns: 32, ApplicationName: "oml-bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(db.Close)
-	runner, err := migrate.New(db.Pool, migrations.FS)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := runner.Up(ctx); err != nil {
-		b.Fatal(err)
-	}
-	return db
+	return pgtest.New(b)
 }
 
 // stageNames are the repository calls a recall makes, in order.

@@ -103,6 +103,31 @@ func New(t testing.TB) *pg.DB {
 	return db
 }
 
+// Keep opens the database at url, kept between runs (a benchmark's loaded
+// corpus, say), and migrates it to the current schema; the pool closes
+// when t ends and the database stays.
+func Keep(t testing.TB, url string) *pg.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := pg.Open(ctx, url, pg.Options{MaxConns: 32, ApplicationName: "oml-test"})
+	if err != nil {
+		t.Fatalf("pgtest: open: %v", err)
+	}
+	t.Cleanup(db.Close)
+	if err := migrateUp(ctx, db); err != nil {
+		t.Fatalf("pgtest: migrate: %v", err)
+	}
+	return db
+}
+
+func migrateUp(ctx context.Context, db *pg.DB) error {
+	runner, err := migrate.New(db.Pool, migrations.FS)
+	if err == nil {
+		_, err = runner.Up(ctx)
+	}
+	return err
+}
+
 // template returns the name of a migrated template for the current
 // migrations, building it once per server under an advisory lock.
 func template(ctx context.Context, base string) (string, error) {
@@ -137,10 +162,7 @@ func template(ctx context.Context, base string) (string, error) {
 		if err != nil {
 			return err
 		}
-		runner, err := migrate.New(db.Pool, migrations.FS)
-		if err == nil {
-			_, err = runner.Up(ctx)
-		}
+		err = migrateUp(ctx, db)
 		db.Close()
 		if err != nil {
 			return fmt.Errorf("migrate template: %w", err)

@@ -127,6 +127,14 @@ func (s *Service) visible(ctx context.Context, v view, ref string, want domain.S
 	return w, have, errs.New(errs.Denied, ruleEffective, "this key lacks %s access on workarea %s", want, w.ID)
 }
 
+// AdministersTenant refuses, with the typed error, a caller that may not
+// use tenant-level admin verbs (an admin key with admin access on
+// universe); other contexts ask it before their own tenant settings.
+func (s *Service) AdministersTenant(ctx context.Context) error {
+	_, _, err := s.adminAtRoot(ctx)
+	return err
+}
+
 // adminAtRoot checks tenant-level admin verbs (keys, journal).
 func (s *Service) adminAtRoot(ctx context.Context) (view, domain.Workarea, error) {
 	v, err := s.viewOf(ctx)

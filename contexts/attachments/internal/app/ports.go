@@ -120,9 +120,9 @@ type Access interface {
 	// Writes reports whether the caller holds writer effective access on
 	// any workarea.
 	Writes(ctx context.Context) (bool, error)
-	// TenantAdmin reports whether the caller administers its tenant (an
-	// admin key with admin access on universe).
-	TenantAdmin(ctx context.Context) (bool, error)
+	// AdministersTenant refuses, with the typed error, a caller that may
+	// not administer its tenant.
+	AdministersTenant(ctx context.Context) error
 }
 
 // Claims is the admission context as attachments needs it.

@@ -207,11 +207,8 @@ func (s *Service) SetLimit(ctx context.Context, maxBytes int64) (Limits, error) 
 	if err != nil {
 		return Limits{}, err
 	}
-	if ok, err := s.Access.TenantAdmin(ctx); err != nil {
+	if err := s.Access.AdministersTenant(ctx); err != nil {
 		return Limits{}, err
-	} else if !ok {
-		return Limits{}, errs.New(errs.VerbCeiling, "role ceiling: tenant limits need an admin key with admin access on universe",
-			"this key cannot set the tenant's attachment size ceiling")
 	}
 	if maxBytes < 0 || maxBytes > s.Config.MaxSize {
 		return Limits{}, errs.Invalid("max_upload_bytes must be 1–%d (the deployment's ceiling), or 0 to clear it; got %d", s.Config.MaxSize, maxBytes)
