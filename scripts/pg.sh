@@ -22,6 +22,7 @@ DATA=$PGVAR/data
 SOCKDIR=$PGVAR/run
 LOGFILE=$PGVAR/postgres.log
 PWFILE=$PGVAR/password
+HUGE_ADDED=$PGVAR/hugepages.added
 BUILD=$ROOT/var/build
 SUPERUSER=oml
 DBNAME=oml
@@ -292,6 +293,9 @@ shared_buffers = $(shared_buffers)
 synchronous_commit = off
 # pgvector 0.8.0 has a bug in parallel HNSW index builds: build serially.
 max_parallel_maintenance_workers = 0
+# Shared buffers in 2 MB pages when the kernel has them (reserve_huge_pages);
+# otherwise ordinary pages.
+huge_pages = $([[ ${OML_PG_HUGE_PAGES:-try} == off ]] && echo off || echo try)
 EOF
 	if is_root; then chown "$PGUSER_OS": "$conf"; fi
 	grep -q "^include_if_exists = 'oml.conf'" "$DATA/postgresql.conf" ||
@@ -318,6 +322,43 @@ setup_databases() {
 	local_psql "$port" "$DBNAME" -c "$ext" >/dev/null
 }
 
+# Huge pages for the shared buffers. On a virtual machine every buffer a
+# backend touches in 4 KB pages costs a two-level page walk; with a 2 GB
+# buffer pool that made HNSW walks and exact scans 2–4× slower than in 2 MB
+# pages (docs/BENCHMARKS.md). As root, reserve what the cluster needs
+# (Postgres computes it: shared_memory_size_in_huge_pages) for as long as it
+# runs; local_stop gives back what was added. Not root, or
+# OML_PG_HUGE_PAGES=off: nothing is reserved, and huge_pages = try uses
+# whatever the administrator set aside.
+reserve_huge_pages() {
+	[[ ${OML_PG_HUGE_PAGES:-try} != off ]] && is_root && [[ -w /proc/sys/vm/nr_hugepages ]] || return 0
+	local need free total want got added=0
+	need=$(as_pg "$PGBIN/postgres" -D "$DATA" -C shared_memory_size_in_huge_pages 2>/dev/null) || return 0
+	[[ $need =~ ^[0-9]+$ ]] && ((need > 0)) || return 0
+	free=$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)
+	((free < need)) || return 0
+	total=$(</proc/sys/vm/nr_hugepages)
+	want=$((total + need - free))
+	echo "$want" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+	got=$(</proc/sys/vm/nr_hugepages)
+	[[ -f $HUGE_ADDED ]] && added=$(<"$HUGE_ADDED")
+	echo $((added + got - total)) >"$HUGE_ADDED"
+	if ((got < want)); then
+		warn "reserved $((got - total)) of the $((need - free)) more 2 MB pages the shared buffers need (memory too fragmented?); postgres uses ordinary pages"
+	else
+		say "reserved $((got - total)) huge pages for the shared buffers"
+	fi
+}
+
+release_huge_pages() {
+	[[ -f $HUGE_ADDED ]] && is_root || return 0
+	local added total
+	added=$(<"$HUGE_ADDED")
+	total=$(</proc/sys/vm/nr_hugepages)
+	echo $((total > added ? total - added : 0)) >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+	rm -f "$HUGE_ADDED"
+}
+
 local_start() {
 	[[ -x $PGBIN/initdb ]] || die "PostgreSQL $PG_MAJOR server not found in $PGBIN (apt-get install postgresql-$PG_MAJOR)"
 	ensure_extensions_installed
@@ -333,6 +374,7 @@ local_start() {
 		say "already running on 127.0.0.1:$port (data $DATA)"
 	else
 		write_conf
+		reserve_huge_pages
 		rotate_log "$LOGFILE"
 		say "starting postgres on 127.0.0.1:$PORT"
 		local logsize=0 reason
@@ -361,6 +403,7 @@ local_stop() {
 	else
 		say "not running"
 	fi
+	release_huge_pages
 }
 
 # ---------------------------------------------------------------- main
