@@ -172,15 +172,18 @@ const ExactThreshold = 4000
 // How wide an overfetch's candidate list is. HNSW finds the true nearest
 // less reliably as the index grows, and a scope keeps only its share of
 // the candidates, so the list widens with both: BaseCandidates at
-// BaseRows entries over the whole index, times √(rows ÷ BaseRows), divided
-// by √share. Measured on the synthetic corpus (docs/BENCHMARKS.md): 100
-// candidates give recall@10 0.99 at 100k entries but 0.86 at 1M, where
-// 300 give 0.96; a 10 % scope of 1M needs 1,000 (0.965). The list is at
-// least depth ÷ share wide, so depth rows are expected to pass the
-// filter, and at most MaxCandidates (pgvector's ceiling on ef_search);
-// wider needs become a filtered search.
+// BaseRows entries over the whole index, times (rows ÷ BaseRows)^¾,
+// divided by √share. Measured on the synthetic corpus with feedback
+// (docs/BENCHMARKS.md): at 100k entries 64 candidates give recall@10 0.98
+// over the whole tree and 200 give 0.99 in a 10 % scope (320: 0.997, at
+// half as much again of the leg's time); at 1M, 317 gave only 0.94 over
+// the whole tree, hence the steeper growth. The list is at least
+// depth ÷ (2 · share) wide, so about half of depth — at least k, as
+// depth ≥ 2k — is expected to pass the filter (a shortfall below k falls
+// back to a filtered search), and at most MaxCandidates (pgvector's
+// ceiling on ef_search); wider needs become a filtered search.
 const (
-	BaseCandidates = 100
+	BaseCandidates = 64
 	BaseRows       = 100_000
 	MaxCandidates  = 1000
 )
@@ -198,8 +201,8 @@ func Plan(reachable, indexRows int64, depth int) Search {
 	if reachable <= ExactThreshold || (share < 0.02 && reachable <= 4*ExactThreshold) {
 		return Search{Method: Exact}
 	}
-	growth := math.Sqrt(max(float64(indexRows)/BaseRows, 1))
-	want := max(float64(depth)/share, BaseCandidates*growth/math.Sqrt(share))
+	growth := math.Pow(max(float64(indexRows)/BaseRows, 1), 0.75)
+	want := max(float64(depth)/(2*share), BaseCandidates*growth/math.Sqrt(share))
 	// The index's row count is an estimate: a need within 5 % of the
 	// ceiling takes the ceiling rather than a filtered search.
 	if want = math.Ceil(want - 1e-9); want <= MaxCandidates*1.05 {
