@@ -189,18 +189,19 @@ func (r *Repository) Steering(ctx context.Context, tenant string, f app.Filter, 
 // cache.
 var oneShot = pgx.QueryExecModeExec
 
-// FullText runs the full-text leg// FullText runs the full-text leg: entries holding any of the query's
-// lexemes, inside the filter, ranked by
+// FullText runs the full-text leg: entries holding any of the query's
+// candidate lexemes, inside the filter, ranked by BM25
 //
-//	Σ idf(t) · ts_rank(tsv, t, 0) / (1 − b + b · len / avglen)
+//	Σ idf(t) · tf(t) / (tf(t) + k1 · (1 − b + b · len / avglen))
 //
-// over the query's lexemes t. A one-lexeme ts_rank is a saturating
-// function of the lexeme's frequency in the entry (1, 1.25, 1.36 … → 1.64
-// times the first occurrence), computed by a binary search in the
-// tsvector; with the IDF weights and the length normalisation it ranks as
-// BM25 does at a tenth of the cost of unnesting every candidate's tsvector
-// (docs/BENCHMARKS.md). The SQL is built here because the sum has one term
-// per lexeme; every value is a parameter.
+// over the query's scoring lexemes t, with b = 0.75 and len the entry's
+// length in distinct lexemes. tf(t) is ts_rank_cd(tsv, t, 0), which for
+// a one-lexeme query is 0.1 × the lexeme's count in the entry (found by a
+// binary search in the tsvector), so k1 = 0.12 on that scale is BM25's
+// 1.2; this costs a tenth of unnesting every candidate's tsvector
+// (docs/BENCHMARKS.md). The
+// SQL is built here because the sum has one term per lexeme; every value
+// is a parameter.
 func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullTextQuery, f app.Filter, limit int) ([]string, error) {
 	args := []any{tenant, q.TSQuery, f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), limit, q.AvgLen}
 	var score strings.Builder
@@ -208,20 +209,16 @@ func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullT
 		if i > 0 {
 			score.WriteString(" + ")
 		}
-		fmt.Fprintf(&score, "$%[1]d::float8 * tf.t%[3]d / (tf.t%[3]d + norm.k)", len(args)+1, len(args)+2, i)
+		// idf · tf / (tf + k) written as idf / (1 + k / tf), so that each
+		// ts_rank_cd, the costly part, runs once per row (the planner
+		// inlines a LATERAL subquery, so a column used twice is computed
+		// twice); a lexeme the entry lacks (tf 0) adds 0.
+		fmt.Fprintf(&score, "coalesce($%d::float8 / (1 + norm.k / nullif(ts_rank_cd(tsv, $%d::tsquery, 0), 0)), 0)", len(args)+1, len(args)+2)
 		args = append(args, q.IDF[i], domain.TSQuery([]string{lexeme}))
-	}
-	var tfs strings.Builder
-	for i := range q.Lexemes {
-		if i > 0 {
-			tfs.WriteString(", ")
-		}
-		fmt.Fprintf(&tfs, "ts_rank_cd(tsv, $%d::tsquery, 0) AS t%d", 9+2*i, i)
 	}
 	sql := `SELECT artifact_id, ` + score.String() + ` AS score
 FROM retrieval.entries,
-LATERAL (SELECT 0.12 * (0.25 + 0.75 * length(tsv) / greatest($7::float8, 1)) AS k) AS norm,
-LATERAL (SELECT ` + tfs.String() + `) AS tf
+LATERAL (SELECT 0.12 * (0.25 + 0.75 * length(tsv) / greatest($7::float8, 1)) AS k) AS norm
 WHERE tenant_id = $1 AND kind <> 'steering' AND simulation_id IS NULL
   AND tsv @@ $2::tsquery
   AND workarea_id_path <@ $3::text::ltree
