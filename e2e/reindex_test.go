@@ -81,7 +81,7 @@ func TestReindexLanguageAndModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Model != "oml-builtin-v1-64" || !rep.IndexBuilt || len(rep.Tenants) != 1 || rep.Tenants[0].Embedded != 2 || rep.Tenants[0].Reparsed != 0 {
+	if rep.Model != "oml-builtin-v2-64" || !rep.IndexBuilt || len(rep.Tenants) != 1 || rep.Tenants[0].Embedded != 2 || rep.Tenants[0].Reparsed != 0 {
 		t.Fatalf("model reindex: %+v", rep)
 	}
 	if n := s.count(t, `SELECT count(*) FROM pg_indexes WHERE schemaname = 'retrieval' AND indexdef LIKE '%halfvec(64)%'`); n != 1 {

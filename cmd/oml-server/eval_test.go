@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/omlhub/oml/contexts/retrieval"
 	"github.com/omlhub/oml/platform/auth"
 )
 
@@ -169,8 +170,8 @@ func BenchmarkCranfield(b *testing.B) {
 		{"full-text leg (BM25)", 1, 0, false},
 		{"vector leg", 0, 1, false},
 		{"vector leg with feedback", 0, 1, true},
-		{"hybrid without feedback", 1, 1, false},
-		{"hybrid (as served)", 1, 1, true},
+		{"hybrid without feedback", retrieval.ServedFullTextWeight, retrieval.ServedVectorWeight, false},
+		{"hybrid (as served)", retrieval.ServedFullTextWeight, retrieval.ServedVectorWeight, true},
 	}
 	b.ResetTimer()
 	fmt.Printf("\n| mode | nDCG@10 | recall@10 | MRR | queries |\n| --- | ---: | ---: | ---: | ---: |\n")

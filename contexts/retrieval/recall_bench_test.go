@@ -391,16 +391,16 @@ func dropVectorIndex(ctx context.Context, tb testing.TB, db *pg.DB) {
 }
 
 // buildVectorIndex builds the built-in model's HNSW index as migration
-// 0010 defines it, then vacuums and analyses the table.
+// 0013 defines it, then vacuums and analyses the table.
 func buildVectorIndex(ctx context.Context, tb testing.TB, db *pg.DB) {
 	tb.Helper()
-	if _, err := db.Pool.Exec(ctx, `SET max_parallel_maintenance_workers = 0;
+	if _, err := db.Pool.Exec(ctx, fmt.Sprintf(`SET max_parallel_maintenance_workers = 0;
 SET maintenance_work_mem = '2GB';
 CREATE INDEX entries_hnsw_builtin_384 ON retrieval.entries
     USING hnsw ((embedding::halfvec(384)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 200)
-    WHERE embedding_model = 'oml-builtin-v1-384';
+    WHERE embedding_model = '%s';
 RESET maintenance_work_mem;
-RESET max_parallel_maintenance_workers`); err != nil {
+RESET max_parallel_maintenance_workers`, embed.NewBuiltin(embed.DefaultDim).Model())); err != nil {
 		tb.Fatal(err)
 	}
 	// Vacuum as autovacuum soon would after a bulk load: the visibility

@@ -148,6 +148,13 @@ func (m *Module) Recall(ctx context.Context, query, scope string, k int) (wire.R
 	return wire.ToRecallOut(res), nil
 }
 
+// Served fusion weights of the full-text and vector legs, for evaluation
+// tools that compare other weights with them.
+var (
+	ServedFullTextWeight = domain.DefaultFusion.FullText
+	ServedVectorWeight   = domain.DefaultFusion.Vector
+)
+
 // WithRanking returns the context with other fusion weights (0 drops a
 // leg) and with or without the vector leg's feedback, for evaluating the
 // legs apart.

@@ -10,14 +10,15 @@ SELECT embedding, embedding_model FROM retrieval.staged WHERE tenant_id = $1 AND
 DELETE FROM retrieval.staged WHERE tenant_id = $1 AND artifact_id = $2;
 
 -- name: EntryInsert :one
--- The full-text vector uses the tenant's configured language; the entry's
+-- The full-text vector uses the tenant's configured language and weighs
+-- the entry's lead (retrieval.entry_tsv, migration 0013); the entry's
 -- length (distinct lexemes) goes to the corpus statistics.
 INSERT INTO retrieval.entries (
     tenant_id, artifact_id, workarea_id, workarea_id_path, kind, claim_key, version, text, tsv,
     embedding, embedding_model, promoted_at, simulation_id, attachments
 ) VALUES (
     @tenant_id, @artifact_id, @workarea_id, CAST(sqlc.arg(workarea_id_path)::text AS ltree), @kind, @claim_key, @version, @text,
-    to_tsvector(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig), @text),
+    retrieval.entry_tsv(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig), @text),
     @embedding, @embedding_model, @promoted_at, @simulation_id, @attachments
 )
 RETURNING length(tsv)::bigint AS lexemes;
@@ -124,7 +125,7 @@ SELECT coalesce((SELECT s.fts_language::text FROM retrieval.tenant_settings s WH
 -- name: EntriesAfter :many
 -- One page of a tenant's entries in id order, for reindexing.
 SELECT artifact_id, text, coalesce(embedding_model, '')::text AS embedding_model,
-       tsv = to_tsvector(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig), text) AS tsv_current
+       tsv = retrieval.entry_tsv(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig), text) AS tsv_current
 FROM retrieval.entries
 WHERE tenant_id = @tenant_id AND artifact_id > @after
 ORDER BY artifact_id
@@ -135,7 +136,8 @@ UPDATE retrieval.entries SET embedding = @embedding, embedding_model = @embeddin
 WHERE tenant_id = @tenant_id AND artifact_id = @artifact_id;
 
 -- name: EntryRebuildTSV :one
--- Re-parses an entry in the tenant's language; returns how its length
+-- Re-parses an entry in the tenant's language (retrieval.entry_tsv);
+-- returns how its length
 -- changed. The old tsvector's frequencies are removed before (TermDFRemove)
 -- and the new one's added after (TermDFAdd).
 WITH old AS (
@@ -143,6 +145,6 @@ WITH old AS (
     WHERE tenant_id = @tenant_id AND artifact_id = @artifact_id
 )
 UPDATE retrieval.entries e
-SET tsv = to_tsvector(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig), e.text)
+SET tsv = retrieval.entry_tsv(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig), e.text)
 WHERE e.tenant_id = @tenant_id AND e.artifact_id = @artifact_id
 RETURNING (length(e.tsv) - (SELECT lexemes FROM old))::bigint AS lexemes_delta;

@@ -38,10 +38,10 @@ func TestBuiltinModelAndDim(t *testing.T) {
 		want  int
 		model string
 	}{
-		{"default", 0, 384, "oml-builtin-v1-384"},
-		{"negative means default", -1, 384, "oml-builtin-v1-384"},
-		{"small", 16, 16, "oml-builtin-v1-16"},
-		{"large", 1536, 1536, "oml-builtin-v1-1536"},
+		{"default", 0, 384, "oml-builtin-v2-384"},
+		{"negative means default", -1, 384, "oml-builtin-v2-384"},
+		{"small", 16, 16, "oml-builtin-v2-16"},
+		{"large", 1536, 1536, "oml-builtin-v2-1536"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -260,5 +260,53 @@ func TestBuiltinErrors(t *testing.T) {
 	got, err := b.Embed(context.Background(), Query, nil, nil)
 	if err != nil || len(got) != 0 {
 		t.Errorf("no texts: got %d vectors, err %v; want none, nil", len(got), err)
+	}
+}
+
+func TestLeadEnd(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", maxLeadRunes) + ". rest"
+	longest := strings.Repeat("é", maxLeadRunes-1) + ". rest"
+	tests := []struct {
+		name, text, lead string
+	}{
+		{"first sentence", "Wing flutter. The wing flutters at speed.", "Wing flutter."},
+		{"question and exclamation", "Why? Because! Then.", "Why?"},
+		{"end of line", "Heat transfer.\nMeasured at mach 6.", "Heat transfer."},
+		{"tab", "Heat transfer.\tMeasured.", "Heat transfer."},
+		{"a dot inside a word is no end", "v1.2 ships today. Upgrade soon.", "v1.2 ships today."},
+		{"one sentence has no lead", "Only one sentence.", ""},
+		{"white space after the only sentence", "Only one sentence. \n ", ""},
+		{"no sentence end", "no end at all", ""},
+		{"more than the lead's limit", long, ""},
+		{"the limit counts characters, not bytes", longest, strings.Repeat("é", maxLeadRunes-1) + "."},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tt.text[:LeadEnd(tt.text)]; got != tt.lead {
+				t.Fatalf("lead of %q = %q, want %q", tt.text, got, tt.lead)
+			}
+		})
+	}
+}
+
+// TestBuiltinLeadWeighs checks that a document whose lead holds the query's
+// word is nearer the query than one holding the same word later.
+func TestBuiltinLeadWeighs(t *testing.T) {
+	t.Parallel()
+	b := NewBuiltin(0)
+	q := embedOne(t, b, Query, "flutter", nil)
+	inLead := embedOne(t, b, Document, "Panel flutter at supersonic speed. Tests of thin plates in a wind tunnel.", nil)
+	later := embedOne(t, b, Document, "Tests of thin plates in a wind tunnel. Panel flutter at supersonic speed.", nil)
+	if a, c := dot(q, inLead), dot(q, later); a <= c {
+		t.Fatalf("cos(query, word in the lead) = %.3f ≤ cos(query, word later) = %.3f", a, c)
+	}
+	// A query has no lead: the order of its sentences does not matter.
+	q1 := embedOne(t, b, Query, "Panel flutter. Thin plates.", nil)
+	q2 := embedOne(t, b, Query, "Thin plates. Panel flutter.", nil)
+	if d := dot(q1, q2); d < 0.9 {
+		t.Fatalf("queries with their sentences swapped differ: cos %.3f", d)
 	}
 }

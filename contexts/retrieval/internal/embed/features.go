@@ -113,15 +113,16 @@ func (t *tally) reset() {
 	t.feats = t.feats[:0]
 }
 
-func (t *tally) add(h uint64, weight float32) {
+// add counts times occurrences of the feature h.
+func (t *tally) add(h uint64, weight, times float32) {
 	if i, ok := t.index[h]; ok {
 		f := &t.feats[i]
-		f.count++
+		f.count += times
 		f.weight = max(f.weight, weight)
 		return
 	}
 	t.index[h] = int32(len(t.feats))
-	t.feats = append(t.feats, feature{hash: h, count: 1, weight: weight})
+	t.feats = append(t.feats, feature{hash: h, count: times, weight: weight})
 }
 
 // project adds the features into vec by signed feature hashing, weighting

@@ -196,10 +196,11 @@ var oneShot = pgx.QueryExecModeExec
 //
 // over the query's scoring lexemes t, with b = 0.75 and len the entry's
 // length in distinct lexemes. tf(t) is ts_rank_cd(tsv, t, 0), which for
-// a one-lexeme query is 0.1 × the lexeme's count in the entry (found by a
-// binary search in the tsvector), so k1 = 0.12 on that scale is BM25's
-// 1.2; this costs a tenth of unnesting every candidate's tsvector
-// (docs/BENCHMARKS.md). The
+// a one-lexeme query sums its occurrences' weights (found by a binary
+// search in the tsvector): 0.1 each (weight D), 0.4 in the entry's lead
+// (weight B, retrieval.entry_tsv), so k1 = 0.12 on that scale is BM25's
+// 1.2 and a lead occurrence counts four; this costs a tenth of unnesting
+// every candidate's tsvector (docs/BENCHMARKS.md). The
 // SQL is built here because the sum has one term per lexeme; every value
 // is a parameter.
 func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullTextQuery, f app.Filter, limit int) ([]string, error) {
@@ -213,7 +214,7 @@ func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullT
 		// ts_rank_cd, the costly part, runs once per row (the planner
 		// inlines a LATERAL subquery, so a column used twice is computed
 		// twice); a lexeme the entry lacks (tf 0) adds 0.
-		fmt.Fprintf(&score, "coalesce($%d::float8 / (1 + norm.k / nullif(ts_rank_cd(tsv, $%d::tsquery, 0), 0)), 0)", len(args)+1, len(args)+2)
+		fmt.Fprintf(&score, "coalesce($%d::float8 / (1 + norm.k / nullif(ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', tsv, $%d::tsquery, 0), 0)), 0)", len(args)+1, len(args)+2)
 		args = append(args, q.IDF[i], domain.TSQuery([]string{lexeme}))
 	}
 	sql := `SELECT artifact_id, ` + score.String() + ` AS score
@@ -446,7 +447,7 @@ func (r *Repository) EnsureVectorIndex(ctx context.Context, model string, dim in
 // keeps the name its migration gave it; others get a readable prefix and
 // a digest of the model and dimension.
 func VectorIndexName(model string, dim int) string {
-	if model == fmt.Sprintf("oml-builtin-v1-%d", dim) && dim == 384 {
+	if model == fmt.Sprintf("oml-builtin-v2-%d", dim) && dim == 384 {
 		return "entries_hnsw_builtin_384"
 	}
 	var b strings.Builder

@@ -81,7 +81,7 @@ func (q *Queries) CountsAdd(ctx context.Context, db DBTX, arg CountsAddParams) e
 
 const entriesAfter = `-- name: EntriesAfter :many
 SELECT artifact_id, text, coalesce(embedding_model, '')::text AS embedding_model,
-       tsv = to_tsvector(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english'::regconfig), text) AS tsv_current
+       tsv = retrieval.entry_tsv(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english'::regconfig), text) AS tsv_current
 FROM retrieval.entries
 WHERE tenant_id = $1 AND artifact_id > $2
 ORDER BY artifact_id
@@ -240,7 +240,7 @@ INSERT INTO retrieval.entries (
     embedding, embedding_model, promoted_at, simulation_id, attachments
 ) VALUES (
     $1, $2, $3, CAST($4::text AS ltree), $5, $6, $7, $8,
-    to_tsvector(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english'::regconfig), $8),
+    retrieval.entry_tsv(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english'::regconfig), $8),
     $9, $10, $11, $12, $13
 )
 RETURNING length(tsv)::bigint AS lexemes
@@ -262,7 +262,8 @@ type EntryInsertParams struct {
 	Attachments    []byte
 }
 
-// The full-text vector uses the tenant's configured language; the entry's
+// The full-text vector uses the tenant's configured language and weighs
+// the entry's lead (retrieval.entry_tsv, migration 0013); the entry's
 // length (distinct lexemes) goes to the corpus statistics.
 func (q *Queries) EntryInsert(ctx context.Context, db DBTX, arg EntryInsertParams) (int64, error) {
 	row := db.QueryRow(ctx, entryInsert,
@@ -291,7 +292,7 @@ WITH old AS (
     WHERE tenant_id = $1 AND artifact_id = $2
 )
 UPDATE retrieval.entries e
-SET tsv = to_tsvector(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english'::regconfig), e.text)
+SET tsv = retrieval.entry_tsv(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english'::regconfig), e.text)
 WHERE e.tenant_id = $1 AND e.artifact_id = $2
 RETURNING (length(e.tsv) - (SELECT lexemes FROM old))::bigint AS lexemes_delta
 `
@@ -301,7 +302,8 @@ type EntryRebuildTSVParams struct {
 	ArtifactID string
 }
 
-// Re-parses an entry in the tenant's language; returns how its length
+// Re-parses an entry in the tenant's language (retrieval.entry_tsv);
+// returns how its length
 // changed. The old tsvector's frequencies are removed before (TermDFRemove)
 // and the new one's added after (TermDFAdd).
 func (q *Queries) EntryRebuildTSV(ctx context.Context, db DBTX, arg EntryRebuildTSVParams) (int64, error) {
