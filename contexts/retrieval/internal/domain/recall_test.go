@@ -78,11 +78,25 @@ func TestFullTextCandidatesWithinBudget(t *testing.T) {
 		if q.TSQuery != `'rare' | 'mid'` || len(q.Lexemes) != 4 {
 			t.Fatalf("reach %d: candidates %q, scoring %v", reach, q.TSQuery, q.Lexemes)
 		}
+		// 250 entries hold the candidates, far fewer than the scope's
+		// rows: the lexemes' entries first.
+		if q.ScopeFirst {
+			t.Fatalf("reach %d: scope first, but only 250 entries hold the candidates", reach)
+		}
 	}
-	// A filter reaching fewer rows than the budget: every lexeme searches.
+	// A filter reaching fewer rows than the budget: every lexeme searches,
+	// and the scope's rows come first.
 	q, _ := NewFullTextQuery(terms, c, RankBudget)
-	if q.TSQuery != `'rare' | 'mid' | 'midish' | 'common'` {
-		t.Fatalf("narrow scope: candidates %q", q.TSQuery)
+	if q.TSQuery != `'rare' | 'mid' | 'midish' | 'common'` || !q.ScopeFirst {
+		t.Fatalf("narrow scope: candidates %q, scope first %v", q.TSQuery, q.ScopeFirst)
+	}
+	// Candidates held by 250 entries: a scope of 1,999 rows comes first,
+	// one of 2,000 (ScopeFirstRatio × 250) does not.
+	if q, _ := NewFullTextQuery(terms, c, 1999); !q.ScopeFirst {
+		t.Fatal("1,999-row scope, 250 candidate rows: lexemes first")
+	}
+	if q, _ := NewFullTextQuery(terms, c, 2000); q.ScopeFirst {
+		t.Fatal("2,000-row scope, 250 candidate rows: scope first")
 	}
 	// However common, the rarest lexeme always searches.
 	q, _ = NewFullTextQuery([]TermStat{{"x", 20_000}}, c, c.Docs)

@@ -217,12 +217,20 @@ func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullT
 		fmt.Fprintf(&score, "coalesce($%d::float8 / (1 + norm.k / nullif(ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', tsv, $%d::tsquery, 0), 0)), 0)", len(args)+1, len(args)+2)
 		args = append(args, q.IDF[i], domain.TSQuery([]string{lexeme}))
 	}
+	// Scope first, the subtree's rows come from the path index; lexemes
+	// first, IS TRUE hides the same test from the planner so that it
+	// filters the GIN index's rows instead of intersecting them with a
+	// scan of the whole subtree (the allow list alone keeps the scope).
+	inScope := "workarea_id_path <@ $3::text::ltree"
+	if !q.ScopeFirst {
+		inScope = "(" + inScope + ") IS TRUE"
+	}
 	sql := `SELECT artifact_id, ` + score.String() + ` AS score
 FROM retrieval.entries,
 LATERAL (SELECT 0.12 * (0.25 + 0.75 * length(tsv) / greatest($7::float8, 1)) AS k) AS norm
 WHERE tenant_id = $1 AND kind <> 'steering' AND simulation_id IS NULL
   AND tsv @@ $2::tsquery
-  AND workarea_id_path <@ $3::text::ltree
+  AND ` + inScope + `
   AND $4::text[]::ltree[] @> workarea_id_path
   AND NOT ($5::text[]::ltree[] @> workarea_id_path)
 ORDER BY score DESC, artifact_id
