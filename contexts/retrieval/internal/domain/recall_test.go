@@ -134,14 +134,15 @@ func TestPlanFromCounts(t *testing.T) {
 		{10_000, 1_000_000, Search{Method: Exact}}, // 1 %: filtered HNSW loses recall there
 		{5_000, 1_000_000, Search{Method: Exact}},  // a small tenant in a big shared index
 		{100_000, 100_000, over(BaseCandidates)},
-		{50_000, 100_000, over(91)},       // 64 ÷ √0.5
-		{10_000, 100_000, over(203)},      // 10 %: 64 ÷ √0.1 beats 32 ÷ (2 · 0.1)
-		{5_000, 100_000, over(320)},       // 5 %: 32 ÷ (2 · 0.05)
-		{1_000_000, 1_000_000, over(360)}, // 64 · 10^¾
-		{300_000, 1_000_000, over(658)},   // 64 · 10^¾ ÷ √0.3
-		{130_000, 1_000_000, over(999)},   // 64 · 10^¾ ÷ √0.13
-		{125_000, 1_000_000, over(1000)},  // 1,018: within 5 % of the ceiling
-		{100_000, 1_000_000, Search{Method: Filtered}},
+		{50_000, 100_000, over(91)},                   // 64 ÷ √0.5
+		{10_000, 100_000, over(203)},                  // 10 %: 64 ÷ √0.1 beats 32 ÷ (2 · 0.1)
+		{5_000, 100_000, over(320)},                   // 5 %: 32 ÷ (2 · 0.05)
+		{1_000_000, 1_000_000, over(360)},             // 64 · 10^¾
+		{300_000, 1_000_000, over(658)},               // 64 · 10^¾ ÷ √0.3
+		{130_000, 1_000_000, over(999)},               // 64 · 10^¾ ÷ √0.13
+		{100_000, 1_000_000, over(1000)},              // 1,138: within a quarter of the ceiling
+		{83_000, 1_000_000, over(1000)},               // 1,249
+		{82_000, 1_000_000, Search{Method: Filtered}}, // 1,257
 		{50_000, 1_000_000, Search{Method: Filtered}},
 		{1_000_000, 10, over(360)}, // a stale index count: the reach is the floor
 		{0, 0, Search{Method: Exact}},
