@@ -182,12 +182,16 @@ func (r *Repository) Steering(ctx context.Context, tenant string, f app.Filter, 
 	return out, nil
 }
 
-// oneShot runs a recall query as an unnamed statement, planned for its
+// oneShot runs a recall query as the unnamed statement, planned for its
 // actual parameters every time (a cached generic plan once kept a 300 ms
-// plan for a narrow scope) and sent in one round trip; the SQL the legs
-// build also varies with the query, which would churn pgx's statement
-// cache.
-var oneShot = pgx.QueryExecModeExec
+// plan for a narrow scope). pgx caches only the statement's description,
+// per connection, so the parameters and results travel in binary: the
+// query vector as 768 bytes of halfvec rather than ~3 KB of decimal text
+// formatted here and parsed by the server (0.1–0.2 ms a recall). The SQL
+// the legs build takes a few dozen shapes (the full-text leg's lexeme
+// count, the vector leg's method and dimension); a shape's first use on a
+// connection costs one describe round trip.
+var oneShot = pgx.QueryExecModeCacheDescribe
 
 // FullText runs the full-text leg: entries holding any of the query's
 // candidate lexemes, inside the filter, ranked by BM25
@@ -279,8 +283,8 @@ ORDER BY ` + expr + ` + 0 LIMIT $6`
 		settings = fmt.Sprintf("SET LOCAL hnsw.iterative_scan = off; SET LOCAL hnsw.ef_search = %d", s.Candidates)
 		sql = fmt.Sprintf(`SELECT artifact_id, distance FROM (
     SELECT artifact_id, tenant_id, kind, simulation_id, workarea_id_path, %[1]s AS distance
-    FROM retrieval.entries WHERE %[2]s ORDER BY %[1]s LIMIT %[3]d) AS nearest
-WHERE `, expr, modelIs, s.Candidates) + filter + `
+    FROM retrieval.entries WHERE %[2]s ORDER BY %[1]s LIMIT $7) AS nearest
+WHERE `, expr, modelIs) + filter + `
 ORDER BY distance LIMIT $6`
 	case domain.Filtered:
 		settings = "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 200"
@@ -295,7 +299,11 @@ ORDER BY ` + expr + ` LIMIT $6`
 			return nil, err
 		}
 	}
-	rows, err := r.db.Conn(ctx).Query(ctx, sql, oneShot, tenant, pgvector.NewHalfVector(vec), f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), limit)
+	args := []any{oneShot, tenant, pgvector.NewHalfVector(vec), f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), limit}
+	if s.Method == domain.Overfetch {
+		args = append(args, s.Candidates)
+	}
+	rows, err := r.db.Conn(ctx).Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
