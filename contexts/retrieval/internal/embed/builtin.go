@@ -25,10 +25,10 @@ const (
 	weightTrigram = 0.25
 )
 
-// A document's lead — its first sentence — counts leadTimes over: its
-// features are tallied as if it were written four times, as a title is
-// weighed (on Cranfield the vector leg with feedback went from 0.376 to
-// 0.402 nDCG@10). retrieval.entry_tsv (migration 0013) finds the same lead
+// A document's lead — its first sentence — counts leadTimes: its features
+// are tallied as if it were written four times, as a title is weighed (on
+// Cranfield the vector leg with feedback went from 0.376 to 0.401
+// nDCG@10). retrieval.entry_tsv (migration 0013) finds the same lead
 // for the full-text leg and weighs it the same.
 const (
 	leadTimes    = 4
@@ -60,11 +60,11 @@ func (b *Builtin) Model() string { return fmt.Sprintf("oml-builtin-%s-%d", built
 // Dim returns the vector length.
 func (b *Builtin) Dim() int { return b.dim }
 
-// Embed embeds texts. A Document's lead counts leadTimes. For the Query role every feature is scaled by the
-// square root of its term's rarity weight — a bigram by the smaller of its
-// two terms', a trigram by its word's. The square root keeps common query
-// words in play: with 384 buckets several matching words beat one rare word
-// lost in collisions. A term missing from a non-nil weights is taken as rare:
+// Embed embeds texts. A Document's lead (LeadEnd) counts leadTimes. For the
+// Query role every feature is scaled by the square root of its term's rarity
+// weight — a bigram by the smaller of its two terms', a trigram by its
+// word's. The square root keeps common query words in play: with 384
+// buckets several matching words beat one rare word lost in collisions. A term missing from a non-nil weights is taken as rare:
 // it gets the largest weight among the text's other terms, or 1 if none has
 // one. A negative weight counts as 0, a NaN one as missing. A text without
 // terms (or whose terms all weigh 0) gets the zero vector.
