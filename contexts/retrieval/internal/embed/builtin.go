@@ -33,6 +33,9 @@ const (
 const (
 	leadTimes    = 4
 	maxLeadRunes = 300
+	// leadSpace is the white space that ends a lead: ASCII only, as in
+	// SQL, whose [:space:] would follow the database's locale.
+	leadSpace = " \t\n\v\f\r"
 )
 
 // Builtin is the deterministic, network-free embedder: signed feature hashing
@@ -159,9 +162,10 @@ func (s *scratch) embed(vec []float32, text string, lead int, weights map[string
 }
 
 // LeadEnd returns the length in bytes of text's lead: its first sentence,
-// up to the first '.', '!' or '?' followed by white space or the end, when
-// that is at most maxLeadRunes characters and leaves some text after it;
-// 0 when text has no lead.
+// up to the first '.', '!' or '?' followed by ASCII white space or the end,
+// when that is at most maxLeadRunes characters and leaves some text (other
+// than ASCII white space) after it; 0 when text has no lead.
+// retrieval.entry_tsv (migration 0013) applies the same rule in SQL.
 func LeadEnd(text string) int {
 	runes := 0
 	for i, r := range text {
@@ -172,10 +176,10 @@ func LeadEnd(text string) int {
 			continue
 		}
 		end := i + 1
-		if end < len(text) && !strings.ContainsRune(" \t\n\r\f", rune(text[end])) {
+		if end < len(text) && !strings.ContainsRune(leadSpace, rune(text[end])) {
 			continue
 		}
-		if strings.TrimSpace(text[end:]) == "" {
+		if strings.TrimLeft(text[end:], leadSpace) == "" {
 			return 0
 		}
 		return end
