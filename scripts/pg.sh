@@ -332,17 +332,21 @@ setup_databases() {
 # whatever the administrator set aside.
 reserve_huge_pages() {
 	[[ ${OML_PG_HUGE_PAGES:-try} != off ]] && is_root && [[ -w /proc/sys/vm/nr_hugepages ]] || return 0
-	local need free total want got added=0
+	local need free rsvd total want got added
+	# Postgres computes the need only while the cluster is down, as here.
 	need=$(as_pg "$PGBIN/postgres" -D "$DATA" -C shared_memory_size_in_huge_pages 2>/dev/null) || return 0
 	[[ $need =~ ^[0-9]+$ ]] && ((need > 0)) || return 0
+	# Free pages other mappings have reserved but not touched are not free.
 	free=$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)
+	rsvd=$(awk '/^HugePages_Rsvd:/ {print $2}' /proc/meminfo)
+	free=$((free - rsvd))
 	((free < need)) || return 0
 	total=$(</proc/sys/vm/nr_hugepages)
 	want=$((total + need - free))
-	echo "$want" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+	{ echo "$want" >/proc/sys/vm/nr_hugepages; } 2>/dev/null || true
 	got=$(</proc/sys/vm/nr_hugepages)
-	[[ -f $HUGE_ADDED ]] && added=$(<"$HUGE_ADDED")
-	echo $((added + got - total)) >"$HUGE_ADDED"
+	added=$(huge_pages_added)
+	echo "$(</proc/sys/kernel/random/boot_id) $((added + got - total))" >"$HUGE_ADDED"
 	if ((got < want)); then
 		warn "reserved $((got - total)) of the $((need - free)) more 2 MB pages the shared buffers need (memory too fragmented?); postgres uses ordinary pages"
 	else
@@ -350,12 +354,24 @@ reserve_huge_pages() {
 	fi
 }
 
+# huge_pages_added prints how many huge pages this script has added since the
+# machine booted (a count from before a reboot is void: the pool was reset).
+huge_pages_added() {
+	local boot count
+	if [[ -f $HUGE_ADDED ]]; then read -r boot count <"$HUGE_ADDED" || true; fi
+	if [[ ${boot:-} == "$(</proc/sys/kernel/random/boot_id)" && ${count:-} =~ ^[0-9]+$ ]]; then
+		echo "$count"
+	else
+		echo 0
+	fi
+}
+
 release_huge_pages() {
 	[[ -f $HUGE_ADDED ]] && is_root || return 0
 	local added total
-	added=$(<"$HUGE_ADDED")
+	added=$(huge_pages_added)
 	total=$(</proc/sys/vm/nr_hugepages)
-	echo $((total > added ? total - added : 0)) >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+	{ echo $((total > added ? total - added : 0)) >/proc/sys/vm/nr_hugepages; } 2>/dev/null || true
 	rm -f "$HUGE_ADDED"
 }
 
@@ -388,6 +404,7 @@ local_start() {
 				# The most telling line is the first FATAL/PANIC of this attempt.
 				reason=$(tail -c +"$((logsize + 1))" "$LOGFILE" | grep -m1 -E 'FATAL|PANIC' | sed -E 's/^.*(FATAL|PANIC): *//' || true)
 			fi
+			release_huge_pages
 			die "postgres did not start: ${reason:-$(tail -n 1 <<<"$out")} (log: $LOGFILE)"
 		fi
 		port=$PORT
