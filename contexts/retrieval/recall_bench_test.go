@@ -173,7 +173,8 @@ func TestVectorLegRecall(t *testing.T) {
 	// scale: an overfetch as wide as the 10 % share needs, and a filtered
 	// search there.
 	queries, scopes := queriesAt(c, l, 0.1, 40)
-	for _, force := range []domain.Search{{Method: domain.Overfetch, Candidates: 203}, {Method: domain.Filtered}} {
+	wide := domain.Plan(10_000, 100_000, domain.LegDepth(10))
+	for _, force := range []domain.Search{wide, {Method: domain.Filtered}} {
 		for _, raw := range []bool{false, true} {
 			recall, _ := vectorRecall(ctx, t, db, queries, scopes, raw, &force)
 			if recall < 0.95 {
