@@ -381,10 +381,25 @@ func (r *timedRepo) LogRead(ctx context.Context, l app.ReadLog) error {
 	return r.Repository.LogRead(ctx, l)
 }
 
+// The built-in model and its HNSW index, as the adapter names it.
+var (
+	builtinModel = embed.NewBuiltin(embed.DefaultDim).Model()
+	builtinIndex = postgres.VectorIndexName(builtinModel, embed.DefaultDim)
+)
+
+// TestBuiltinIndexName pins the built-in model's index to the name the
+// migrations create, so a new embedder version cannot leave the adapter
+// building a second index beside the migrated one.
+func TestBuiltinIndexName(t *testing.T) {
+	if builtinIndex != "entries_hnsw_builtin_384" {
+		t.Fatalf("the adapter names %s's index %s, the migrations entries_hnsw_builtin_384", builtinModel, builtinIndex)
+	}
+}
+
 func hasVectorIndex(ctx context.Context, tb testing.TB, db *pg.DB) bool {
 	tb.Helper()
 	var ok bool
-	if err := db.Pool.QueryRow(ctx, `SELECT to_regclass('retrieval.entries_hnsw_builtin_384') IS NOT NULL`).Scan(&ok); err != nil {
+	if err := db.Pool.QueryRow(ctx, `SELECT to_regclass('retrieval.' || $1) IS NOT NULL`, builtinIndex).Scan(&ok); err != nil {
 		tb.Fatal(err)
 	}
 	return ok
@@ -392,7 +407,7 @@ func hasVectorIndex(ctx context.Context, tb testing.TB, db *pg.DB) bool {
 
 func dropVectorIndex(ctx context.Context, tb testing.TB, db *pg.DB) {
 	tb.Helper()
-	if _, err := db.Pool.Exec(ctx, `DROP INDEX IF EXISTS retrieval.entries_hnsw_builtin_384`); err != nil {
+	if _, err := db.Pool.Exec(ctx, `DROP INDEX IF EXISTS retrieval.`+builtinIndex); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -403,11 +418,11 @@ func buildVectorIndex(ctx context.Context, tb testing.TB, db *pg.DB) {
 	tb.Helper()
 	if _, err := db.Pool.Exec(ctx, fmt.Sprintf(`SET max_parallel_maintenance_workers = 0;
 SET maintenance_work_mem = '2GB';
-CREATE INDEX entries_hnsw_builtin_384 ON retrieval.entries
-    USING hnsw ((embedding::halfvec(384)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 200)
+CREATE INDEX %s ON retrieval.entries
+    USING hnsw ((embedding::halfvec(%d)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 200)
     WHERE embedding_model = '%s';
 RESET maintenance_work_mem;
-RESET max_parallel_maintenance_workers`, embed.NewBuiltin(embed.DefaultDim).Model())); err != nil {
+RESET max_parallel_maintenance_workers`, builtinIndex, embed.DefaultDim, builtinModel)); err != nil {
 		tb.Fatal(err)
 	}
 	// Vacuum as autovacuum soon would after a bulk load: the visibility
