@@ -76,7 +76,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		Access:  accessPort{acc},
 		Lineage: lineagePort{lin},
 		Uploads: uploadsPort{att}, Index: indexPort{ret},
-		SigningKey: k.signing, MaxText: cfg.MaxTextBytes, ServeTTL: cfg.ServeTTL,
+		SigningKey: k.signing, MaxText: cfg.MaxTextBytes, ServeTTL: cfg.ServeTTL, ClosureMax: cfg.ClosureMax,
 	})
 	edges.m, claims.m, readable.m = lin, adm, adm
 	h := transport.New(transport.Options{
@@ -154,8 +154,8 @@ func (l lineagePort) NextEdge(ctx context.Context, tenant, principal string, wit
 	return toAdmissionEdge(e), ok, err
 }
 
-func (l lineagePort) DecideEdge(ctx context.Context, tenant, edgeID string, approve bool, byKey string) (admission.Edge, error) {
-	e, err := l.m.Decide(ctx, tenant, edgeID, approve, byKey)
+func (l lineagePort) DecideEdge(ctx context.Context, tenant, edgeID string, approve bool, byKey string, within admission.Subtrees) (admission.Edge, error) {
+	e, err := l.m.Decide(ctx, tenant, edgeID, approve, byKey, lineage.Subtrees(within))
 	return toAdmissionEdge(e), err
 }
 

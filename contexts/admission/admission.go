@@ -63,7 +63,10 @@ type Deps struct {
 	SigningKey  ed25519.PrivateKey
 	MaxText     int
 	ServeTTL    time.Duration
-	Now         func() time.Time
+	// ClosureMax bounds the lineage closure of one independence check
+	// (OML_REVIEW_CLOSURE_MAX).
+	ClosureMax int
+	Now        func() time.Time
 }
 
 // Module is the admission context, ready to mount.
@@ -82,7 +85,7 @@ func New(d Deps) *Module {
 	svc := app.New(app.Deps{
 		Repo: postgres.New(d.DB), Access: d.Access, Lineage: d.Lineage, Uploads: d.Uploads, Index: d.Index,
 		Signer: signer(d.SigningKey), Journal: d.Journal, Tx: d.DB, Now: d.Now,
-	}, app.Config{MaxTextBytes: d.MaxText, ServeTTL: d.ServeTTL})
+	}, app.Config{MaxTextBytes: d.MaxText, ServeTTL: d.ServeTTL, ClosureMax: d.ClosureMax})
 	public := d.SigningKey.Public().(ed25519.PublicKey)
 	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency, public), idem: d.Idempotency}
 }

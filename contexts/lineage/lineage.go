@@ -79,8 +79,9 @@ func (m *Module) Declare(ctx context.Context, tenant, artifact string, targets [
 	return m.svc.Declare(ctx, tenant, artifact, targets, at)
 }
 
-// Closure returns every artifact the given one derives from or points at
-// through a claim edge, transitively, at most limit of them.
+// Closure returns every artifact the given one derives from, transitively,
+// with the claims joined to it by a claim edge either way; more than limit
+// of them is review.closure_bound.
 func (m *Module) Closure(ctx context.Context, tenant, artifact string, limit int) ([]string, error) {
 	return m.svc.Closure(ctx, tenant, artifact, limit)
 }
@@ -96,8 +97,8 @@ func (m *Module) NextForReview(ctx context.Context, tenant, principal string, wi
 }
 
 // Decide ratifies or rejects a leased edge in the caller's unit of work.
-func (m *Module) Decide(ctx context.Context, tenant, edgeID string, approve bool, byKey string) (Edge, error) {
-	return m.svc.Decide(ctx, tenant, edgeID, approve, byKey)
+func (m *Module) Decide(ctx context.Context, tenant, edgeID string, approve bool, byKey string, within Subtrees) (Edge, error) {
+	return m.svc.Decide(ctx, tenant, edgeID, approve, byKey, within)
 }
 
 // WorkareaEdges lists a workarea's live outgoing edges.

@@ -32,6 +32,7 @@ type Config struct {
 	LogFormat       string        // OML_LOG_FORMAT: text or json
 	MaxTextBytes    int           // OML_MAX_TEXT_BYTES: bound on a claim's text
 	ServeTTL        time.Duration // OML_SERVE_TTL: how long a served item stays leased
+	ClosureMax      int           // OML_REVIEW_CLOSURE_MAX: the largest lineage closure an independence check computes
 	ExpirySweep     time.Duration // OML_EXPIRY_INTERVAL: how often held items and upload sessions are swept
 	MaxUploadBytes  int64         // OML_MAX_UPLOAD_BYTES: the largest attachment (a tenant may set lower)
 	MaxOpenUploads  int           // OML_MAX_OPEN_UPLOADS: open upload sessions per key
@@ -49,6 +50,11 @@ const (
 	DefaultMaxBodyBytes = 1 << 20
 	DefaultDBMaxConns   = 20
 	DefaultMaxTextBytes = 256 << 10
+	// DefaultClosureMax bounds the lineage closure of one independence
+	// check; an item whose closure is larger is never served (R2 fails
+	// closed). MaxClosureMax is the highest value the setting takes.
+	DefaultClosureMax = 10_000
+	MaxClosureMax     = 1_000_000
 	// DefaultMaxUploadBytes is 5 GiB.
 	DefaultMaxUploadBytes = 5 << 30
 )
@@ -104,6 +110,10 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	c.ShutdownTimeout = durationOr(getenv, "OML_SHUTDOWN_TIMEOUT", 15*time.Second, bad)
 	c.ServeTTL = durationOr(getenv, "OML_SERVE_TTL", 15*time.Minute, bad)
+	c.ClosureMax = intOr(getenv, "OML_REVIEW_CLOSURE_MAX", DefaultClosureMax, bad)
+	if c.ClosureMax < 1 || c.ClosureMax > MaxClosureMax {
+		bad("OML_REVIEW_CLOSURE_MAX", "must be between 1 and %d, got %d", MaxClosureMax, c.ClosureMax)
+	}
 	c.ExpirySweep = durationOr(getenv, "OML_EXPIRY_INTERVAL", 30*time.Second, bad)
 	c.MaxTextBytes = intOr(getenv, "OML_MAX_TEXT_BYTES", DefaultMaxTextBytes, bad)
 	c.MaxUploadBytes = int64(intOr(getenv, "OML_MAX_UPLOAD_BYTES", DefaultMaxUploadBytes, bad))
@@ -172,6 +182,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 		slog.Int("max_text_bytes", c.MaxTextBytes),
 		slog.Duration("serve_ttl", c.ServeTTL),
+		slog.Int("review_closure_max", c.ClosureMax),
 		slog.Int64("max_upload_bytes", c.MaxUploadBytes),
 		slog.Int("max_open_uploads", c.MaxOpenUploads),
 		slog.Duration("upload_ttl", c.UploadTTL),

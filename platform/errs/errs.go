@@ -50,6 +50,9 @@ const (
 	LimitRate        Code = "limit.rate"
 	ServeExpired     Code = "review.serve_expired"
 	ServeConsumed    Code = "review.serve_consumed"
+	ClosureBound     Code = "review.closure_bound"
+	NotIndependent   Code = "review.not_independent"
+	SuccessorExists  Code = "submission.successor_exists"
 	Unavailable      Code = "service.unavailable"
 	Internal         Code = "internal"
 	ClaimKeyConflict Code = "submission.claim_key_conflict"
@@ -173,6 +176,8 @@ var statusByCode = map[Code]int{
 	LimitCeiling:     http.StatusUnprocessableEntity,
 	ServeExpired:     http.StatusGone,
 	ServeConsumed:    http.StatusConflict,
+	ClosureBound:     http.StatusUnprocessableEntity,
+	NotIndependent:   http.StatusForbidden,
 	LineageRequired:  http.StatusUnprocessableEntity,
 	ScanBlocked:      http.StatusUnprocessableEntity,
 	SimulationFence:  http.StatusUnprocessableEntity,

@@ -18,6 +18,11 @@ SELECT * FROM admission.artifacts WHERE tenant_id = $1 AND id = $2 FOR UPDATE;
 -- name: ArtifactsByIDs :many
 SELECT * FROM admission.artifacts WHERE tenant_id = $1 AND id = ANY(@ids::text[]);
 
+-- name: ArtifactAuthorsByIDs :many
+-- Who wrote each artifact among ids, for an independence check over a
+-- lineage closure (ids only: no text is read).
+SELECT id, author_principal FROM admission.artifacts WHERE tenant_id = $1 AND id = ANY(@ids::text[]);
+
 -- name: ArtifactKeyHolder :one
 -- The newest non-erased version carrying a claim key in a workarea.
 SELECT * FROM admission.artifacts

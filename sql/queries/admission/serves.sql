@@ -7,7 +7,8 @@ INSERT INTO admission.serves (
 SELECT * FROM admission.serves WHERE tenant_id = $1 AND id = $2 FOR UPDATE;
 
 -- name: ServeDecide :exec
-UPDATE admission.serves SET consumed_at = $3, verdict = $4, reason = $5
+-- The verdict, with the closure and self-signed mark it re-checked.
+UPDATE admission.serves SET consumed_at = $3, verdict = $4, reason = $5, closure = @closure, self_signed = @self_signed
 WHERE tenant_id = $1 AND id = $2;
 
 -- name: ServeLive :one

@@ -5,7 +5,10 @@ ON CONFLICT DO NOTHING;
 
 -- name: DerivationsClosure :many
 -- Everything an artifact derives from, transitively, together with the
--- claims its claim edges point at, pending or ratified (UNION stops cycles).
+-- claims joined to it by a claim edge in either direction, pending or
+-- ratified (UNION stops cycles). At most max_rows come back: the caller
+-- asks for one more than it accepts, so a cut closure is detected, never
+-- taken for a whole one (R2 fails closed).
 WITH RECURSIVE up(id) AS (
     SELECT @artifact_id::text
     UNION
@@ -15,6 +18,9 @@ WITH RECURSIVE up(id) AS (
         UNION ALL
         SELECT e.to_id FROM lineage.edges e
         WHERE e.tenant_id = @tenant_id AND e.kind = 'claim' AND e.state <> 'rejected' AND e.from_id = up.id
+        UNION ALL
+        SELECT e.from_id FROM lineage.edges e
+        WHERE e.tenant_id = @tenant_id AND e.kind = 'claim' AND e.state <> 'rejected' AND e.to_id = up.id
     ) n
 )
 SELECT id::text FROM up WHERE id <> @artifact_id::text LIMIT @max_rows;

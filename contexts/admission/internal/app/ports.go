@@ -59,7 +59,9 @@ type Lineage interface {
 	// unit of work.
 	Declare(ctx context.Context, tenant, artifact string, targets []string, at time.Time) error
 	// Closure returns every artifact the given one derives from,
-	// transitively (at most limit).
+	// transitively, with the claims joined to it by a claim edge in either
+	// direction; a closure of more than limit artifacts is the typed
+	// refusal review.closure_bound, never a cut list.
 	Closure(ctx context.Context, tenant, artifact string, limit int) ([]string, error)
 	// Parents lists what artifact derives from directly.
 	Parents(ctx context.Context, tenant, artifact string) ([]string, error)
@@ -67,8 +69,9 @@ type Lineage interface {
 	// (both endpoints inside within, not proposed by principal).
 	NextEdge(ctx context.Context, tenant, principal string, within Subtrees, now, leaseUntil time.Time) (Edge, bool, error)
 	// DecideEdge ratifies or rejects a leased edge, journalled, in the
-	// caller's unit of work.
-	DecideEdge(ctx context.Context, tenant, edgeID string, approve bool, byKey string) (Edge, error)
+	// caller's unit of work; both endpoints must lie inside within (the
+	// reviewer's dreamer.review subtrees now), else access.denied.
+	DecideEdge(ctx context.Context, tenant, edgeID string, approve bool, byKey string, within Subtrees) (Edge, error)
 }
 
 // Edge is a proposed edge as a reviewer is shown it.
@@ -167,6 +170,9 @@ type Repository interface {
 	ClaimGet(ctx context.Context, tenant, id string) (domain.Claim, error)
 	ClaimGetForUpdate(ctx context.Context, tenant, id string) (domain.Claim, error)
 	ClaimsByIDs(ctx context.Context, tenant string, ids []string) ([]domain.Claim, error)
+	// Authors maps each existing artifact among ids to its author
+	// principal.
+	Authors(ctx context.Context, tenant string, ids []string) (map[string]string, error)
 	ClaimUpdate(ctx context.Context, c domain.Claim) error
 	Mine(ctx context.Context, tenant, keyID string, f MineFilter) ([]domain.Claim, error)
 

@@ -24,9 +24,6 @@ type Served struct {
 	Material []ReviewMaterial
 }
 
-// closureLimit bounds the lineage walked for one independence check.
-const closureLimit = 1024
-
 // candidateBatches × batch is how far down the queue one serve looks.
 const (
 	candidateBatch   = 16
@@ -58,6 +55,9 @@ func (s *Service) ServeNext(ctx context.Context) (Served, bool, error) {
 		out, found = Served{}, false
 		now := s.now()
 		var skip []string
+		// An item whose closure is over the bound is never served; when
+		// nothing else is, the reviewer is told why rather than "empty".
+		var bounded error
 		for range candidateBatches {
 			batch, err := s.Repo.QueueCandidates(ctx, caller.TenantID, QueueFilter{
 				Within: reviewable, Principal: caller.PrincipalID, Skip: skip, Now: now, Limit: candidateBatch,
@@ -66,11 +66,13 @@ func (s *Service) ServeNext(ctx context.Context) (Served, bool, error) {
 				return fmt.Errorf("review queue: %w", err)
 			}
 			for _, c := range batch {
-				srv, ok, err := s.eligible(ctx, caller, c, now)
-				if err != nil {
+				srv, err := s.eligible(ctx, caller, c, now)
+				if errs.Is(err, errs.ClosureBound) {
+					bounded = err
+				} else if err != nil && !refusal(err) {
 					return err
 				}
-				if !ok {
+				if err != nil {
 					skip = append(skip, c.ID)
 					continue
 				}
@@ -97,8 +99,11 @@ func (s *Service) ServeNext(ctx context.Context) (Served, bool, error) {
 		// No claim to review: a pending edge, ratified by a reviewer on
 		// both endpoints who is not its proposer (R2).
 		e, ok, err := s.Lineage.NextEdge(ctx, caller.TenantID, caller.PrincipalID, reviewable, now, now.Add(s.cfg.ServeTTL))
-		if err != nil || !ok {
+		if err != nil {
 			return err
+		}
+		if !ok {
+			return bounded
 		}
 		srv := domain.Serve{
 			ID: ids.New(ids.Serve), EdgeID: e.ID, Reviewer: domain.Reviewer{KeyID: caller.KeyID, Principal: caller.PrincipalID},
@@ -139,47 +144,65 @@ func (s *Service) reviewMaterial(ctx context.Context, c domain.Claim) []ReviewMa
 	return material
 }
 
-// eligible applies the checks the queue query cannot: the workarea's
-// status and policy, and independence over the lineage closure.
-func (s *Service) eligible(ctx context.Context, caller auth.Caller, c domain.Claim, now time.Time) (domain.Serve, bool, error) {
+// eligible decides whether the caller may be served c now: the checks the
+// queue query cannot make (the workarea's status and policy, independence
+// over the whole lineage closure). A refusal is a typed error (see
+// [refusal]); the serve then skips the item.
+func (s *Service) eligible(ctx context.Context, caller auth.Caller, c domain.Claim, now time.Time) (domain.Serve, error) {
 	w, err := s.Access.WorkareaByID(ctx, c.WorkareaID)
-	if errs.Is(err, errs.NotFound) {
-		return domain.Serve{}, false, nil
-	}
 	if err != nil {
-		return domain.Serve{}, false, err
-	}
-	if w.Status == "validated" {
-		return domain.Serve{}, false, nil
-	}
-	policy, err := s.Repo.PolicyAt(ctx, caller.TenantID, c.WorkareaIDPath)
-	if err != nil {
-		return domain.Serve{}, false, fmt.Errorf("load review policy: %w", err)
-	}
-	if policy.SelfSignedDevelopment, err = s.Repo.SelfSignedDevelopment(ctx, caller.TenantID); err != nil {
-		return domain.Serve{}, false, fmt.Errorf("load tenant review settings: %w", err)
-	}
-	closure, err := s.Lineage.Closure(ctx, caller.TenantID, c.ID, closureLimit)
-	if err != nil {
-		return domain.Serve{}, false, fmt.Errorf("lineage closure: %w", err)
-	}
-	ancestors, err := s.Repo.ClaimsByIDs(ctx, caller.TenantID, closure)
-	if err != nil {
-		return domain.Serve{}, false, fmt.Errorf("load lineage authors: %w", err)
-	}
-	authors := make([]string, 0, len(ancestors))
-	for _, a := range ancestors {
-		authors = append(authors, a.AuthorPrincipal)
+		return domain.Serve{}, err
 	}
 	r := domain.Reviewer{KeyID: caller.KeyID, Principal: caller.PrincipalID}
-	ok, self := domain.Independence(c, r, authors, w.Status == "development", policy)
-	if !ok {
-		return domain.Serve{}, false, nil
+	self, closure, err := s.admissible(ctx, c, r, w)
+	if err != nil {
+		return domain.Serve{}, err
 	}
 	return domain.Serve{
 		ID: ids.New(ids.Serve), ArtifactID: c.ID, Reviewer: r, SelfSigned: self,
 		ServedAt: now, ExpiresAt: now.Add(s.cfg.ServeTTL), Closure: closure,
-	}, true, nil
+	}, nil
+}
+
+// admissible gathers what the domain decides a review on — the policy in
+// force, the tenant's review settings, the authors of the whole lineage
+// closure — and asks it (domain.Admissible). It returns the closure it
+// checked, which the serve and the promotion event keep.
+func (s *Service) admissible(ctx context.Context, c domain.Claim, r domain.Reviewer, w Workarea) (bool, []string, error) {
+	policy, err := s.Repo.PolicyAt(ctx, c.TenantID, c.WorkareaIDPath)
+	if err != nil {
+		return false, nil, fmt.Errorf("load review policy: %w", err)
+	}
+	if policy.SelfSignedDevelopment, err = s.Repo.SelfSignedDevelopment(ctx, c.TenantID); err != nil {
+		return false, nil, fmt.Errorf("load tenant review settings: %w", err)
+	}
+	closure, err := s.Lineage.Closure(ctx, c.TenantID, c.ID, s.cfg.ClosureMax)
+	if err != nil {
+		return false, nil, err
+	}
+	byID, err := s.Repo.Authors(ctx, c.TenantID, closure)
+	if err != nil {
+		return false, nil, fmt.Errorf("load lineage authors: %w", err)
+	}
+	if len(byID) != len(closure) {
+		// A closure member admission does not know (an edge to a claim
+		// that is gone) has no author to compare: fail closed.
+		return false, nil, errs.New(errs.NotIndependent, "R2: independence is checked over every claim in the lineage closure (fail closed)",
+			"artifact %s has %d lineage member(s) whose author cannot be established", c.ID, len(closure)-len(byID))
+	}
+	authors := make([]string, 0, len(byID))
+	for _, a := range byID {
+		authors = append(authors, a)
+	}
+	self, err := domain.Admissible(c, r, w.Status, authors, policy)
+	return self, closure, err
+}
+
+// refusal reports whether err is a typed refusal (an ineligible item),
+// not a failure.
+func refusal(err error) bool {
+	e := errs.From(err)
+	return e != nil && e.Code != errs.Internal
 }
 
 // Decision is the outcome of a verdict: on a claim, or on an edge.
@@ -191,9 +214,11 @@ type Decision struct {
 
 // Verdict records the calling reviewer's verdict on its serve. The first
 // verdict consumes the serve; a second is review.serve_consumed, a late one
-// review.serve_expired; a serve of another key is access.not_found. The
-// last required approval promotes the claim and tells the serving tier in
-// the same unit of work.
+// review.serve_expired; a serve of another key is access.not_found. What
+// the serve checked is checked again, in the verdict's unit of work, since
+// it may have changed since (see [Service.recheck]). The last required
+// approval promotes the claim and tells the serving tier in the same unit
+// of work.
 func (s *Service) Verdict(ctx context.Context, serveID, verdict, reason string) (Decision, error) {
 	caller, err := contentCaller(ctx, "reviews")
 	if err != nil {
@@ -220,17 +245,26 @@ func (s *Service) Verdict(ctx context.Context, serveID, verdict, reason string) 
 		if err := srv.Consume(now); err != nil {
 			return err
 		}
+		reviewable, err := s.Access.Subtrees(ctx, "dreamer.review")
+		if err != nil {
+			return err
+		}
 		if srv.EdgeID != "" {
 			if err := s.Repo.ServeDecide(ctx, caller.TenantID, srv, v, reason); err != nil {
 				return fmt.Errorf("record verdict: %w", err)
 			}
-			e, err := s.Lineage.DecideEdge(ctx, caller.TenantID, srv.EdgeID, v == domain.Approve, caller.KeyID)
+			e, err := s.Lineage.DecideEdge(ctx, caller.TenantID, srv.EdgeID, v == domain.Approve, caller.KeyID, reviewable)
 			out = Decision{Edge: &e, Verdict: v}
 			return err
 		}
 		c, err := s.Repo.ClaimGetForUpdate(ctx, caller.TenantID, srv.ArtifactID)
 		if err != nil {
 			return fmt.Errorf("lock claim: %w", err)
+		}
+		if c.State == domain.StateHeld && !c.Expired(now) {
+			if err := s.recheck(ctx, reviewable, &srv, c); err != nil {
+				return err
+			}
 		}
 		if err := c.Decide(v, srv.SelfSigned, now); err != nil {
 			return err
@@ -255,6 +289,34 @@ func (s *Service) Verdict(ctx context.Context, serveID, verdict, reason string) 
 		return s.record(ctx, caller.TenantID, verdictEvent(caller, srv, c, v, reason))
 	})
 	return out, err
+}
+
+// recheck repeats, at the verdict, what the serve decided, since grants,
+// edges, the workarea's status and the tenant's settings may have changed
+// since (seed 000: the closure is computed at promotion time). The
+// reviewer must still hold dreamer.review on the claim's workarea, the
+// workarea must not be validated, and the reviewer must be independent of
+// the claim's closure as it is now; srv takes the closure and self-signed
+// mark found, which the verdict records.
+func (s *Service) recheck(ctx context.Context, reviewable Subtrees, srv *domain.Serve, c domain.Claim) error {
+	denied := errs.New(errs.Denied, "a verdict needs dreamer.review effective access on the item's workarea when it is given (D7, D14)",
+		"this key no longer holds dreamer.review on workarea %s", c.WorkareaID)
+	if !within(c.WorkareaIDPath, reviewable) {
+		return denied
+	}
+	w, err := s.Access.WorkareaByID(ctx, c.WorkareaID)
+	if errs.Is(err, errs.NotFound) {
+		return denied
+	}
+	if err != nil {
+		return err
+	}
+	self, closure, err := s.admissible(ctx, c, srv.Reviewer, w)
+	if err != nil {
+		return err
+	}
+	srv.SelfSigned, srv.Closure = self, closure
+	return nil
 }
 
 func verdictEvent(caller auth.Caller, srv domain.Serve, c domain.Claim, v domain.Verdict, reason string) journal.Event {

@@ -16,6 +16,8 @@ import (
 type Config struct {
 	MaxTextBytes int
 	ServeTTL     time.Duration
+	// ClosureMax bounds the lineage closure of one independence check.
+	ClosureMax int
 }
 
 // Deps are the service's ports.
@@ -44,6 +46,9 @@ func New(d Deps, cfg Config) *Service {
 	}
 	if cfg.MaxTextBytes <= 0 {
 		cfg.MaxTextBytes = domain.DefaultTextSize
+	}
+	if cfg.ClosureMax <= 0 {
+		cfg.ClosureMax = 10_000
 	}
 	if cfg.ServeTTL <= 0 {
 		cfg.ServeTTL = 15 * time.Minute

@@ -71,6 +71,25 @@ func Independence(c Claim, r Reviewer, closureAuthors []string, development bool
 	return false, false
 }
 
+// Admissible decides whether reviewer r may judge c now, in a workarea of
+// the given status: never in a validated (frozen) workarea (D8), and only
+// when independent of the item and its lineage closure (R2, see
+// [Independence]). It is asked when an item is served and again by the
+// verdict, since grants, edges, status and settings may change between
+// the two. selfSigned marks a development review the policy allows.
+func Admissible(c Claim, r Reviewer, status string, closureAuthors []string, p Policy) (selfSigned bool, err error) {
+	if status == "validated" {
+		return false, errs.New(errs.Frozen, "status ladder: a validated workarea refuses new writes, verdicts included (D8)",
+			"workarea %s is validated; its held items take no verdict", c.WorkareaID)
+	}
+	ok, self := Independence(c, r, closureAuthors, status == "development", p)
+	if !ok {
+		return false, errs.New(errs.NotIndependent, "R2: a reviewer is never the author of the item nor of anything in its lineage closure (derives_from and claim edges, computed at the verdict)",
+			"this key's principal wrote artifact %s or something in its lineage closure", c.ID)
+	}
+	return self, nil
+}
+
 // Serve is one item — a held claim or a pending edge — leased to one
 // reviewer until a verdict or expiry (D14).
 type Serve struct {

@@ -124,3 +124,36 @@ func TestPolicyValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestAdmissible(t *testing.T) {
+	t.Parallel()
+	item := Claim{ID: "art_1", WorkareaID: "wa_1", AuthorPrincipal: "alice"}
+	selfOK := DefaultPolicy
+	selfOK.SelfSignedDevelopment = true
+	cases := []struct {
+		name     string
+		reviewer string
+		status   string
+		authors  []string
+		policy   Policy
+		self     bool
+		code     errs.Code
+	}{
+		{"independent", "bob", "committed", []string{"carol"}, DefaultPolicy, false, ""},
+		{"author", "alice", "committed", nil, DefaultPolicy, false, errs.NotIndependent},
+		{"ancestor's author", "bob", "committed", []string{"carol", "bob"}, DefaultPolicy, false, errs.NotIndependent},
+		{"frozen", "bob", "validated", nil, DefaultPolicy, false, errs.Frozen},
+		{"self-signed in development", "alice", "development", nil, selfOK, true, ""},
+		{"self-signed off", "alice", "development", nil, DefaultPolicy, false, errs.NotIndependent},
+		{"self-signed only in development", "alice", "committed", nil, selfOK, false, errs.NotIndependent},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			self, err := Admissible(item, Reviewer{KeyID: "key_r", Principal: c.reviewer}, c.status, c.authors, c.policy)
+			if (c.code == "" && err != nil) || (c.code != "" && !errs.Is(err, c.code)) || self != c.self {
+				t.Fatalf("Admissible = %v, %v; want %v, %q", self, err, c.self, c.code)
+			}
+		})
+	}
+}

@@ -181,6 +181,22 @@ func (r *Repository) ClaimsByIDs(ctx context.Context, tenant string, ids []strin
 	return claimsFromRows(rows)
 }
 
+// Authors maps each existing artifact among ids to its author principal.
+func (r *Repository) Authors(ctx context.Context, tenant string, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := r.q.ArtifactAuthorsByIDs(ctx, r.conn(ctx), dbsqlc.ArtifactAuthorsByIDsParams{TenantID: tenant, Ids: ids})
+	if err != nil {
+		return nil, translate(err)
+	}
+	for _, row := range rows {
+		out[row.ID] = row.AuthorPrincipal
+	}
+	return out, nil
+}
+
 // ClaimUpdate stores a claim's lifecycle fields.
 func (r *Repository) ClaimUpdate(ctx context.Context, c domain.Claim) error {
 	var text *string
@@ -288,8 +304,13 @@ func (r *Repository) ServeGetForUpdate(ctx context.Context, tenant, id string) (
 // ServeDecide records a verdict on a consumed lease.
 func (r *Repository) ServeDecide(ctx context.Context, tenant string, s domain.Serve, v domain.Verdict, reason string) error {
 	verdict := string(v)
+	closure, err := json.Marshal(orEmpty(s.Closure))
+	if err != nil {
+		return err
+	}
 	return translate(r.q.ServeDecide(ctx, r.conn(ctx), dbsqlc.ServeDecideParams{
 		TenantID: tenant, ID: s.ID, ConsumedAt: s.ConsumedAt, Verdict: &verdict, Reason: nullable(reason),
+		Closure: closure, SelfSigned: s.SelfSigned,
 	}))
 }
 

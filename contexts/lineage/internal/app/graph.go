@@ -91,7 +91,7 @@ func (s *Service) Graph(ctx context.Context, q GraphQuery) (Graph, error) {
 	}
 	var next []string
 	for _, id := range frontier {
-		if r := refs[id]; r.Visibility == Readable && within(r.WorkareaIDPath, inScope) && !g.add(nodes, r, q.Limit) {
+		if r := refs[id]; r.Visibility == Readable && inside(r.WorkareaIDPath, inScope) && !g.add(nodes, r, q.Limit) {
 			next = append(next, id)
 		}
 	}
@@ -125,7 +125,7 @@ func (s *Service) Graph(ctx context.Context, q GraphQuery) (Graph, error) {
 				switch {
 				case r.Visibility == Absent:
 					shown = false
-				case r.Visibility == Readable && within(r.WorkareaIDPath, inScope):
+				case r.Visibility == Readable && inside(r.WorkareaIDPath, inScope):
 					if g.add(nodes, r, q.Limit) {
 						shown = false
 					} else {

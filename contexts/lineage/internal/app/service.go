@@ -38,7 +38,8 @@ func New(d Deps) *Service {
 
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
-func within(idPath string, t Subtrees) bool {
+// inside reports whether the id path lies in the subtrees.
+func inside(idPath string, t Subtrees) bool {
 	in := slices.ContainsFunc(t.Allow, func(a string) bool { return idPath == a || strings.HasPrefix(idPath, a+".") })
 	return in && !slices.ContainsFunc(t.Deny, func(d string) bool { return idPath == d || strings.HasPrefix(idPath, d+".") })
 }
@@ -136,7 +137,7 @@ func (s *Service) claimEndpoints(ctx context.Context, e *domain.Edge, p domain.P
 	if err != nil {
 		return err
 	}
-	if !within(from.WorkareaIDPath, propose) && !within(to.WorkareaIDPath, propose) {
+	if !inside(from.WorkareaIDPath, propose) && !inside(to.WorkareaIDPath, propose) {
 		return errs.New(errs.Denied, "claim edge proposal requires dreamer(propose) on ≥1 endpoint's workarea (D7)",
 			"this key holds dreamer.propose on neither endpoint's workarea")
 	}
@@ -161,11 +162,16 @@ func (s *Service) NextForReview(ctx context.Context, tenant, principal string, w
 }
 
 // Decide ratifies or rejects a leased edge, journalled, in the caller's
-// unit of work.
-func (s *Service) Decide(ctx context.Context, tenant, edgeID string, approve bool, byKey string) (domain.Edge, error) {
+// unit of work. within is where the reviewer holds dreamer.review now:
+// both endpoints must still lie inside it, as when the edge was served.
+func (s *Service) Decide(ctx context.Context, tenant, edgeID string, approve bool, byKey string, within Subtrees) (domain.Edge, error) {
 	e, err := s.Repo.EdgeGetForUpdate(ctx, tenant, edgeID)
 	if err != nil {
 		return e, fmt.Errorf("lock edge: %w", err)
+	}
+	if !inside(e.FromIDPath, within) || !inside(e.ToIDPath, within) {
+		return e, errs.New(errs.Denied, "a verdict needs dreamer.review effective access on both endpoints when it is given (D7, D14)",
+			"this key no longer holds dreamer.review on both endpoints of edge %s", e.ID)
 	}
 	if err := e.Decide(approve, s.now()); err != nil {
 		return e, err
@@ -184,10 +190,20 @@ func (s *Service) Decide(ctx context.Context, tenant, edgeID string, approve boo
 	return e, err
 }
 
-// Closure returns every artifact the given one derives from or points at
-// through a claim edge, transitively.
+// Closure returns every artifact the given one derives from, transitively,
+// with the claims joined to it by a claim edge in either direction. A
+// closure of more than limit artifacts is review.closure_bound: a cut
+// closure would let an ancestor's author review (R2 fails closed).
 func (s *Service) Closure(ctx context.Context, tenant, artifact string, limit int) ([]string, error) {
-	return s.Repo.Closure(ctx, tenant, artifact, limit)
+	ids, err := s.Repo.Closure(ctx, tenant, artifact, limit+1)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) > limit {
+		return nil, errs.New(errs.ClosureBound, "R2: independence is checked over the whole lineage closure; one larger than OML_REVIEW_CLOSURE_MAX is never served (fail closed)",
+			"artifact %s has a lineage closure of more than %d artifacts", artifact, limit)
+	}
+	return ids, nil
 }
 
 // Parents lists what artifact derives from directly.

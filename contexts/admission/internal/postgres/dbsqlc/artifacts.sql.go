@@ -10,6 +10,42 @@ import (
 	"time"
 )
 
+const artifactAuthorsByIDs = `-- name: ArtifactAuthorsByIDs :many
+SELECT id, author_principal FROM admission.artifacts WHERE tenant_id = $1 AND id = ANY($2::text[])
+`
+
+type ArtifactAuthorsByIDsParams struct {
+	TenantID string
+	Ids      []string
+}
+
+type ArtifactAuthorsByIDsRow struct {
+	ID              string
+	AuthorPrincipal string
+}
+
+// Who wrote each artifact among ids, for an independence check over a
+// lineage closure (ids only: no text is read).
+func (q *Queries) ArtifactAuthorsByIDs(ctx context.Context, db DBTX, arg ArtifactAuthorsByIDsParams) ([]ArtifactAuthorsByIDsRow, error) {
+	rows, err := db.Query(ctx, artifactAuthorsByIDs, arg.TenantID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ArtifactAuthorsByIDsRow
+	for rows.Next() {
+		var i ArtifactAuthorsByIDsRow
+		if err := rows.Scan(&i.ID, &i.AuthorPrincipal); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const artifactGet = `-- name: ArtifactGet :one
 SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts WHERE tenant_id = $1 AND id = $2
 `

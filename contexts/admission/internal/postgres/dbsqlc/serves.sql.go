@@ -11,7 +11,7 @@ import (
 )
 
 const serveDecide = `-- name: ServeDecide :exec
-UPDATE admission.serves SET consumed_at = $3, verdict = $4, reason = $5
+UPDATE admission.serves SET consumed_at = $3, verdict = $4, reason = $5, closure = $6, self_signed = $7
 WHERE tenant_id = $1 AND id = $2
 `
 
@@ -21,8 +21,11 @@ type ServeDecideParams struct {
 	ConsumedAt *time.Time
 	Verdict    *string
 	Reason     *string
+	Closure    []byte
+	SelfSigned bool
 }
 
+// The verdict, with the closure and self-signed mark it re-checked.
 func (q *Queries) ServeDecide(ctx context.Context, db DBTX, arg ServeDecideParams) error {
 	_, err := db.Exec(ctx, serveDecide,
 		arg.TenantID,
@@ -30,6 +33,8 @@ func (q *Queries) ServeDecide(ctx context.Context, db DBTX, arg ServeDecideParam
 		arg.ConsumedAt,
 		arg.Verdict,
 		arg.Reason,
+		arg.Closure,
+		arg.SelfSigned,
 	)
 	return err
 }

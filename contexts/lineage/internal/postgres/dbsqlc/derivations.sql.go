@@ -20,6 +20,9 @@ WITH RECURSIVE up(id) AS (
         UNION ALL
         SELECT e.to_id FROM lineage.edges e
         WHERE e.tenant_id = $3 AND e.kind = 'claim' AND e.state <> 'rejected' AND e.from_id = up.id
+        UNION ALL
+        SELECT e.from_id FROM lineage.edges e
+        WHERE e.tenant_id = $3 AND e.kind = 'claim' AND e.state <> 'rejected' AND e.to_id = up.id
     ) n
 )
 SELECT id::text FROM up WHERE id <> $1::text LIMIT $2
@@ -32,7 +35,10 @@ type DerivationsClosureParams struct {
 }
 
 // Everything an artifact derives from, transitively, together with the
-// claims its claim edges point at, pending or ratified (UNION stops cycles).
+// claims joined to it by a claim edge in either direction, pending or
+// ratified (UNION stops cycles). At most max_rows come back: the caller
+// asks for one more than it accepts, so a cut closure is detected, never
+// taken for a whole one (R2 fails closed).
 func (q *Queries) DerivationsClosure(ctx context.Context, db DBTX, arg DerivationsClosureParams) ([]string, error) {
 	rows, err := db.Query(ctx, derivationsClosure, arg.ArtifactID, arg.MaxRows, arg.TenantID)
 	if err != nil {
