@@ -94,3 +94,14 @@ SELECT * FROM admission.artifacts
 WHERE tenant_id = $1 AND state = 'promoted' AND workarea_id_path <@ CAST(sqlc.arg(id_path)::text AS ltree)
 ORDER BY promoted_at DESC
 LIMIT @max_rows;
+
+-- name: ArtifactClaimKeyLock :exec
+-- Serialises promotions of one claim's versions (the newest promoted
+-- version alone is in recall) until the transaction ends.
+SELECT pg_advisory_xact_lock(hashtextextended('admission.claim_key/' || @tenant_id::text || '/' || @workarea_id::text || '/' || @claim_key::text, 0));
+
+-- name: ArtifactPromotedVersions :many
+-- The promoted versions of one claim, oldest first.
+SELECT id, version FROM admission.artifacts
+WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND state = 'promoted'
+ORDER BY version;

@@ -174,6 +174,12 @@ type Repository interface {
 	// principal.
 	Authors(ctx context.Context, tenant string, ids []string) (map[string]string, error)
 	ClaimUpdate(ctx context.Context, c domain.Claim) error
+	// ClaimKeyLock serialises, until the unit of work ends, the promotions
+	// of one claim's versions.
+	ClaimKeyLock(ctx context.Context, tenant, workarea, claimKey string) error
+	// PromotedVersions lists the promoted versions of one claim (ids and
+	// versions), oldest first.
+	PromotedVersions(ctx context.Context, tenant, workarea, claimKey string) ([]domain.Claim, error)
 	Mine(ctx context.Context, tenant, keyID string, f MineFilter) ([]domain.Claim, error)
 
 	// QueueCandidates lists held, unexpired, unleased items inside

@@ -277,8 +277,8 @@ func (s *Service) Verdict(ctx context.Context, serveID, verdict, reason string) 
 		}
 		switch c.State {
 		case domain.StatePromoted:
-			if err := s.Index.Promoted(ctx, c); err != nil {
-				return fmt.Errorf("index promoted claim: %w", err)
+			if err := s.serveNewest(ctx, c); err != nil {
+				return err
 			}
 		case domain.StateRejected:
 			if err := s.Index.Withdrawn(ctx, c.TenantID, c.ID); err != nil {
@@ -289,6 +289,40 @@ func (s *Service) Verdict(ctx context.Context, serveID, verdict, reason string) 
 		return s.record(ctx, caller.TenantID, verdictEvent(caller, srv, c, v, reason))
 	})
 	return out, err
+}
+
+// serveNewest tells the serving tier about a promotion so that recall
+// holds one version of a claim, the newest promoted one: a newer version
+// (one that supersedes this) takes the older ones' place in the same unit
+// of work, and an older version promoted after a newer one stays out of
+// recall. The graph still shows the whole chain.
+func (s *Service) serveNewest(ctx context.Context, c domain.Claim) error {
+	if err := s.Repo.ClaimKeyLock(ctx, c.TenantID, c.WorkareaID, c.ClaimKey); err != nil {
+		return fmt.Errorf("lock claim versions: %w", err)
+	}
+	versions, err := s.Repo.PromotedVersions(ctx, c.TenantID, c.WorkareaID, c.ClaimKey)
+	if err != nil {
+		return fmt.Errorf("list promoted versions: %w", err)
+	}
+	newest := domain.NewestVersion(c, versions)
+	if newest.ID != c.ID {
+		if err := s.Index.Withdrawn(ctx, c.TenantID, c.ID); err != nil {
+			return fmt.Errorf("drop superseded version: %w", err)
+		}
+		return nil
+	}
+	if err := s.Index.Promoted(ctx, c); err != nil {
+		return fmt.Errorf("index promoted claim: %w", err)
+	}
+	for _, v := range versions {
+		if v.ID == c.ID {
+			continue
+		}
+		if err := s.Index.Withdrawn(ctx, c.TenantID, v.ID); err != nil {
+			return fmt.Errorf("withdraw superseded version: %w", err)
+		}
+	}
+	return nil
 }
 
 // recheck repeats, at the verdict, what the serve decided, since grants,

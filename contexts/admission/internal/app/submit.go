@@ -107,6 +107,9 @@ func (s *Service) submit(ctx context.Context, caller auth.Caller, sub domain.Sub
 	}
 	c.Envelope, c.Signature = body, sig
 	if err := s.Repo.ClaimInsert(ctx, c, body, sig); err != nil {
+		if errors.Is(err, ErrConflict) && c.Supersedes != "" {
+			return Receipt{}, successorExists(c)
+		}
 		if errors.Is(err, ErrConflict) {
 			return Receipt{}, claimKeyConflict(c)
 		}
@@ -229,6 +232,13 @@ func (s *Service) checkLineage(ctx context.Context, c domain.Claim) error {
 func claimKeyConflict(c domain.Claim) error {
 	return errs.New(errs.ClaimKeyConflict, "claim_key is unique per workarea over non-erased claims; a new version uses supersedes",
 		"claim_key %q is taken in workarea %s", c.ClaimKey, c.WorkareaID)
+}
+
+// successorExists refuses a second successor of one version (the
+// version-number index clashes the same way when two supersessions race).
+func successorExists(c domain.Claim) error {
+	return errs.New(errs.SuccessorExists, "a version has at most one successor (held or promoted); supersede the newest version",
+		"artifact %s already has a newer version, held or promoted, or one is being written now", c.Supersedes)
 }
 
 func scanBlocked(f []domain.Finding) error {

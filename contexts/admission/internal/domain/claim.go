@@ -182,6 +182,18 @@ type Attachment struct {
 	SizeBytes int64
 }
 
+// NewestVersion returns, of c and the other promoted versions of its
+// claim, the one recall serves: the highest version.
+func NewestVersion(c Claim, promoted []Claim) Claim {
+	newest := c
+	for _, v := range promoted {
+		if v.Version > newest.Version {
+			newest = v
+		}
+	}
+	return newest
+}
+
 // Expired reports whether a held claim is past its expiry at now.
 func (c Claim) Expired(now time.Time) bool {
 	return c.State == StateHeld && !now.Before(c.HeldExpiresAt)

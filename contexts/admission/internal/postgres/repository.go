@@ -94,6 +94,29 @@ func (r *Repository) ClaimInsert(ctx context.Context, c domain.Claim, envelope, 
 	}))
 }
 
+// ClaimKeyLock takes the transaction-scoped lock on one claim's versions.
+func (r *Repository) ClaimKeyLock(ctx context.Context, tenant, workarea, claimKey string) error {
+	return translate(r.q.ArtifactClaimKeyLock(ctx, r.conn(ctx), dbsqlc.ArtifactClaimKeyLockParams{
+		TenantID: tenant, WorkareaID: workarea, ClaimKey: claimKey,
+	}))
+}
+
+// PromotedVersions lists the promoted versions of one claim (id and
+// version only), oldest first.
+func (r *Repository) PromotedVersions(ctx context.Context, tenant, workarea, claimKey string) ([]domain.Claim, error) {
+	rows, err := r.q.ArtifactPromotedVersions(ctx, r.conn(ctx), dbsqlc.ArtifactPromotedVersionsParams{
+		TenantID: tenant, WorkareaID: workarea, ClaimKey: claimKey,
+	})
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]domain.Claim, len(rows))
+	for i, row := range rows {
+		out[i] = domain.Claim{ID: row.ID, TenantID: tenant, WorkareaID: workarea, ClaimKey: claimKey, Version: int(row.Version), State: domain.StatePromoted}
+	}
+	return out, nil
+}
+
 // claimFromRow converts a stored row. DerivesFrom is not stored here (the
 // lineage context owns it).
 func claimFromRow(row dbsqlc.AdmissionArtifact) (domain.Claim, error) {

@@ -46,6 +46,23 @@ func (q *Queries) ArtifactAuthorsByIDs(ctx context.Context, db DBTX, arg Artifac
 	return items, nil
 }
 
+const artifactClaimKeyLock = `-- name: ArtifactClaimKeyLock :exec
+SELECT pg_advisory_xact_lock(hashtextextended('admission.claim_key/' || $1::text || '/' || $2::text || '/' || $3::text, 0))
+`
+
+type ArtifactClaimKeyLockParams struct {
+	TenantID   string
+	WorkareaID string
+	ClaimKey   string
+}
+
+// Serialises promotions of one claim's versions (the newest promoted
+// version alone is in recall) until the transaction ends.
+func (q *Queries) ArtifactClaimKeyLock(ctx context.Context, db DBTX, arg ArtifactClaimKeyLockParams) error {
+	_, err := db.Exec(ctx, artifactClaimKeyLock, arg.TenantID, arg.WorkareaID, arg.ClaimKey)
+	return err
+}
+
 const artifactGet = `-- name: ArtifactGet :one
 SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts WHERE tenant_id = $1 AND id = $2
 `
@@ -269,6 +286,44 @@ func (q *Queries) ArtifactLease(ctx context.Context, db DBTX, arg ArtifactLeaseP
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const artifactPromotedVersions = `-- name: ArtifactPromotedVersions :many
+SELECT id, version FROM admission.artifacts
+WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND state = 'promoted'
+ORDER BY version
+`
+
+type ArtifactPromotedVersionsParams struct {
+	TenantID   string
+	WorkareaID string
+	ClaimKey   string
+}
+
+type ArtifactPromotedVersionsRow struct {
+	ID      string
+	Version int32
+}
+
+// The promoted versions of one claim, oldest first.
+func (q *Queries) ArtifactPromotedVersions(ctx context.Context, db DBTX, arg ArtifactPromotedVersionsParams) ([]ArtifactPromotedVersionsRow, error) {
+	rows, err := db.Query(ctx, artifactPromotedVersions, arg.TenantID, arg.WorkareaID, arg.ClaimKey)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ArtifactPromotedVersionsRow
+	for rows.Next() {
+		var i ArtifactPromotedVersionsRow
+		if err := rows.Scan(&i.ID, &i.Version); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const artifactUpdate = `-- name: ArtifactUpdate :exec
