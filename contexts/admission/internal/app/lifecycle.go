@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,6 +55,11 @@ func (s *Service) lifecycle(ctx context.Context, id, reason, event string, apply
 			return err
 		}
 		if !w.Admin {
+			// Only a caller that can read the claim learns that it exists
+			// (fail closed, no existence leak).
+			if ok, err := s.readable(ctx, caller.PrincipalID, c); err != nil || !ok {
+				return cmp.Or(err, artifactNotFound())
+			}
 			return errs.New(errs.Denied, "demote and erase are admin verbs on the claim's workarea (D7)",
 				"this key has no admin access on workarea %s", w.ID)
 		}

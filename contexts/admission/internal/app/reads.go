@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -94,23 +95,30 @@ func (s *Service) Artifact(ctx context.Context, id string) (ArtifactView, error)
 	if c, err = s.settle(ctx, c); err != nil {
 		return ArtifactView{}, err
 	}
-	v := ArtifactView{Claim: c, Author: c.AuthorPrincipal == caller.PrincipalID}
-	if !v.Author {
-		if c.State != domain.StatePromoted {
-			return ArtifactView{}, artifactNotFound()
-		}
-		readable, err := s.Access.Subtrees(ctx, "reader")
-		if err != nil {
-			return ArtifactView{}, err
-		}
-		if !within(c.WorkareaIDPath, readable) {
-			return ArtifactView{}, artifactNotFound()
-		}
+	if ok, err := s.readable(ctx, caller.PrincipalID, c); err != nil || !ok {
+		return ArtifactView{}, cmp.Or(err, artifactNotFound())
 	}
+	v := ArtifactView{Claim: c, Author: c.AuthorPrincipal == caller.PrincipalID}
 	if v.Parents, err = s.Lineage.Parents(ctx, caller.TenantID, c.ID); err != nil {
 		return ArtifactView{}, fmt.Errorf("load lineage: %w", err)
 	}
 	return v, nil
+}
+
+// readable reports whether the caller (of principal) may read c: its
+// author always, readers of its workarea once promoted (R3).
+func (s *Service) readable(ctx context.Context, principal string, c domain.Claim) (bool, error) {
+	if c.AuthorPrincipal == principal {
+		return true, nil
+	}
+	if c.State != domain.StatePromoted {
+		return false, nil
+	}
+	readers, err := s.Access.Subtrees(ctx, "reader")
+	if err != nil {
+		return false, err
+	}
+	return within(c.WorkareaIDPath, readers), nil
 }
 
 // ArtifactView is an artifact as shown: the claim, what it derives from,
