@@ -59,11 +59,11 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		DB: db, Journal: j, Idempotency: idem, Edges: edges,
 		GuideURL: cfg.PublicURL + transport.GuidePath,
 	})
-	lin := lineage.New(lineage.Deps{DB: db, Journal: j, Access: lineageAccess{acc}, Claims: claims})
 	ret, err := retrieval.New(retrieval.Deps{DB: db, Access: retrievalAccess{acc}, Embedder: embedderConfig(cfg)})
 	if err != nil {
 		return nil, err
 	}
+	lin := lineage.New(lineage.Deps{DB: db, Journal: j, Access: lineageAccess{acc}, Claims: claims, Reads: readLogPort{ret}})
 	att, err := attachments.New(attachments.Deps{
 		DB: db, Journal: j, Store: store, MasterKey: k.master, Access: attachmentsAccess{acc}, Claims: readable, Log: log,
 		Config: attachments.Config{MaxSize: cfg.MaxUploadBytes, MaxOpen: cfg.MaxOpenUploads, TTL: cfg.UploadTTL},
@@ -162,6 +162,17 @@ func (l lineagePort) DecideEdge(ctx context.Context, tenant, edgeID string, appr
 func toAdmissionEdge(e lineage.Edge) admission.Edge {
 	return admission.Edge{ID: e.ID, Kind: string(e.Kind), Label: e.Label, From: e.From, To: e.To, Note: e.Note,
 		State: string(e.State), ProposedAt: e.ProposedAt}
+}
+
+// readLogPort adapts the retrieval context's read log to lineage's Reads
+// port.
+type readLogPort struct{ m *retrieval.Module }
+
+func (r readLogPort) GraphRead(ctx context.Context, g lineage.GraphRead) error {
+	return r.m.LogRead(ctx, retrieval.ReadLog{
+		Operation: retrieval.ReadGraph, TenantID: g.TenantID, KeyID: g.KeyID, WorkareaID: g.WorkareaID,
+		QuerySHA256: g.QuerySHA256, Returned: g.Returned, At: g.At,
+	})
 }
 
 // claimsPort adapts the admission context to lineage's Claims port.

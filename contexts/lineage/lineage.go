@@ -37,6 +37,10 @@ type (
 	Visibility = app.Visibility
 	// Edge is a proposed connection.
 	Edge = domain.Edge
+	// Reads is the read log as lineage needs it.
+	Reads = app.Reads
+	// GraphRead is one graph read as logged.
+	GraphRead = app.GraphRead
 )
 
 // The visibilities.
@@ -52,6 +56,7 @@ type Deps struct {
 	Journal *journal.Journal
 	Access  Access
 	Claims  Claims
+	Reads   Reads
 	Now     func() time.Time
 }
 
@@ -63,7 +68,7 @@ type Module struct {
 
 // New assembles the context.
 func New(d Deps) *Module {
-	svc := app.New(app.Deps{Repo: postgres.New(d.DB), Access: d.Access, Claims: d.Claims, Journal: d.Journal, Tx: d.DB, Now: d.Now})
+	svc := app.New(app.Deps{Repo: postgres.New(d.DB), Access: d.Access, Claims: d.Claims, Reads: d.Reads, Journal: d.Journal, Tx: d.DB, Now: d.Now})
 	return &Module{svc: svc, http: httpapi.New(svc)}
 }
 

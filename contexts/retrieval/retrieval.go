@@ -41,6 +41,14 @@ type (
 	ReindexReport = app.ReindexReport
 	// TenantReindex is one tenant's part of a reindex.
 	TenantReindex = app.TenantReindex
+	// ReadLog is one read as the read log records it.
+	ReadLog = app.ReadLog
+)
+
+// The read operations the read log records.
+const (
+	ReadRecall = app.ReadRecall
+	ReadGraph  = app.ReadGraph
 )
 
 // EmbedderConfig selects the embedder: the built-in one unless URL is set,
@@ -138,6 +146,9 @@ func (a adapter) EmbedQuery(ctx context.Context, text string, weights map[string
 func (m *Module) Reindex(ctx context.Context, o ReindexOptions) (ReindexReport, error) {
 	return m.svc.Reindex(ctx, o)
 }
+
+// LogRead records another context's read (the graph) in the read log.
+func (m *Module) LogRead(ctx context.Context, r ReadLog) error { return m.svc.LogRead(ctx, r) }
 
 // Recall runs one recall for the caller in ctx, as oml_recall does.
 func (m *Module) Recall(ctx context.Context, query, scope string, k int) (wire.RecallOut, error) {

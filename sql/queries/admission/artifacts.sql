@@ -92,7 +92,7 @@ WHERE tenant_id = @tenant_id AND id = @id AND state = 'held' AND held_expires_at
 -- The newest promoted claims under a workarea (the graph's default roots).
 SELECT * FROM admission.artifacts
 WHERE tenant_id = $1 AND state = 'promoted' AND workarea_id_path <@ CAST(sqlc.arg(id_path)::text AS ltree)
-ORDER BY promoted_at DESC
+ORDER BY promoted_at DESC, id DESC
 LIMIT @max_rows;
 
 -- name: ArtifactClaimKeyLock :exec

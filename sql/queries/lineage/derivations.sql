@@ -26,9 +26,11 @@ WITH RECURSIVE up(id) AS (
 SELECT id::text FROM up WHERE id <> @artifact_id::text LIMIT @max_rows;
 
 -- name: DerivationsTouching :many
--- Derivations with an end among ids, for the graph read.
+-- Derivations with an end among ids, for the graph read (ordered: a
+-- continued graph read walks the same way again).
 SELECT artifact_id, target_id FROM lineage.derivations
-WHERE tenant_id = @tenant_id AND (artifact_id = ANY(@ids::text[]) OR target_id = ANY(@ids::text[]));
+WHERE tenant_id = @tenant_id AND (artifact_id = ANY(@ids::text[]) OR target_id = ANY(@ids::text[]))
+ORDER BY artifact_id, target_id;
 
 -- name: DerivationsOf :many
 SELECT target_id FROM lineage.derivations WHERE tenant_id = $1 AND artifact_id = $2 ORDER BY target_id;

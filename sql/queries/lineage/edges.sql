@@ -34,10 +34,12 @@ UPDATE lineage.edges SET state = $3, decided_at = $4, decided_by = $5, leased_un
 WHERE tenant_id = $1 AND id = $2;
 
 -- name: EdgesTouching :many
--- Claim edges (pending or ratified) with an endpoint among ids.
+-- Claim edges (pending or ratified) with an endpoint among ids, ordered
+-- (a continued graph read walks the same way again).
 SELECT * FROM lineage.edges
 WHERE tenant_id = @tenant_id AND kind = 'claim' AND state <> 'rejected'
-  AND (from_id = ANY(@ids::text[]) OR to_id = ANY(@ids::text[]));
+  AND (from_id = ANY(@ids::text[]) OR to_id = ANY(@ids::text[]))
+ORDER BY id;
 
 -- name: WorkareaEdgesFrom :many
 -- A workarea's edges (pending or ratified) for oml_workarea_info.

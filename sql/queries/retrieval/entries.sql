@@ -105,8 +105,8 @@ SELECT artifact_id, workarea_id, kind, claim_key, version, text, promoted_at, at
 FROM retrieval.entries WHERE tenant_id = $1 AND artifact_id = ANY(@ids::text[]);
 
 -- name: ReadLogInsert :exec
-INSERT INTO retrieval.read_log (tenant_id, key_id, workarea_id, query_sha256, returned, at)
-VALUES ($1, $2, $3, $4, $5, $6);
+INSERT INTO retrieval.read_log (tenant_id, key_id, workarea_id, query_sha256, returned, at, operation)
+VALUES ($1, $2, $3, $4, $5, $6, $7);
 
 -- name: CorpusTenants :many
 -- Tenants with a serving tier, for reindexing them all.

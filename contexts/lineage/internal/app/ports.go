@@ -76,6 +76,23 @@ type Claims interface {
 // Derivation is one declared derives_from.
 type Derivation struct{ From, To string }
 
+// Reads is the read log (the retrieval context's): every graph read is
+// logged like a recall.
+type Reads interface {
+	GraphRead(ctx context.Context, r GraphRead) error
+}
+
+// GraphRead is one graph read as logged: who, where, a digest of the
+// query, the claims returned.
+type GraphRead struct {
+	TenantID    string
+	KeyID       string
+	WorkareaID  string
+	QuerySHA256 []byte
+	Returned    []string
+	At          time.Time
+}
+
 // Repository is lineage's storage.
 type Repository interface {
 	Declare(ctx context.Context, tenant, artifact string, targets []string, at time.Time) error

@@ -20,6 +20,7 @@ type Deps struct {
 	Repo    Repository
 	Access  Access
 	Claims  Claims
+	Reads   Reads
 	Journal Journal
 	Tx      Transactor
 	Now     func() time.Time

@@ -42,7 +42,7 @@ func (h *Handlers) propose(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handlers) graph(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	gq := app.GraphQuery{Scope: q.Get("scope")}
+	gq := app.GraphQuery{Scope: q.Get("scope"), Cursor: q.Get("cursor")}
 	if roots := q.Get("roots"); roots != "" {
 		gq.Roots = strings.Split(roots, ",")
 	}

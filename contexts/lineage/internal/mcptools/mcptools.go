@@ -35,7 +35,7 @@ func Register(t *transport.Tools, svc *app.Service) {
 			"returns the subgraph; an edge whose far endpoint you cannot read shows that endpoint's id only.",
 		ReadOnly: true,
 	}, func(ctx context.Context, in wire.GraphIn) (wire.GraphOut, error) {
-		g, err := svc.Graph(ctx, app.GraphQuery{Scope: in.Scope, Roots: in.Roots, Depth: in.Depth, Limit: in.Limit})
+		g, err := svc.Graph(ctx, app.GraphQuery{Scope: in.Scope, Roots: in.Roots, Depth: in.Depth, Limit: in.Limit, Cursor: in.Cursor})
 		if err != nil {
 			return wire.GraphOut{}, err
 		}

@@ -45,6 +45,8 @@ type GraphIn struct {
 	Roots []string `json:"roots,omitempty" jsonschema:"artifact ids to start from (default: the scope's newest claims)"`
 	Depth int      `json:"depth,omitempty" jsonschema:"hops from the roots, 1–5 (default 2)"`
 	Limit int      `json:"limit,omitempty" jsonschema:"claims at most, 1–500 (default 100)"`
+	// Cursor continues a truncated answer.
+	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of a truncated answer to the same query: the next page"`
 }
 
 // Claim is a claim node.
@@ -78,6 +80,9 @@ type GraphOut struct {
 // ToGraphOut converts a graph.
 func ToGraphOut(g app.Graph) GraphOut {
 	out := GraphOut{Claims: make([]Claim, len(g.Claims)), Edges: make([]Edge, len(g.Edges)), Truncated: g.Truncated}
+	if g.NextCursor != "" {
+		out.NextCursor = &g.NextCursor
+	}
 	for i, c := range g.Claims {
 		out.Claims[i] = Claim{ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: c.Kind, State: c.State, Workarea: c.WorkareaID}
 	}

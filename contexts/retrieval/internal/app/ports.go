@@ -78,8 +78,10 @@ type Filter struct {
 	Deny  []string
 }
 
-// ReadLog is one recall, as logged.
+// ReadLog is one read, as logged: a recall, or another context's read
+// (the graph) logged through [Service.LogRead].
 type ReadLog struct {
+	Operation   string // ReadRecall or ReadGraph
 	TenantID    string
 	KeyID       string
 	WorkareaID  string
@@ -87,6 +89,12 @@ type ReadLog struct {
 	Returned    []string
 	At          time.Time
 }
+
+// The logged read operations.
+const (
+	ReadRecall = "recall"
+	ReadGraph  = "graph"
+)
 
 // Repository is the serving tier's storage. Calls run in the unit of work
 // carried by ctx when there is one.

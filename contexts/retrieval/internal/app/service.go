@@ -292,3 +292,11 @@ func nonZero(v []float32) bool {
 	}
 	return false
 }
+
+// LogRead records one read another context served (ReadGraph).
+func (s *Service) LogRead(ctx context.Context, r ReadLog) error {
+	if r.Operation != ReadGraph {
+		return fmt.Errorf("read log: operation %q is not another context's read", r.Operation)
+	}
+	return s.Repo.LogRead(ctx, r)
+}

@@ -4,6 +4,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -360,10 +361,11 @@ func (r *Repository) Entries(ctx context.Context, tenant string, ids []string) (
 	return out, nil
 }
 
-// LogRead records one recall.
+// LogRead records one read.
 func (r *Repository) LogRead(ctx context.Context, l app.ReadLog) error {
 	return r.q.ReadLogInsert(ctx, r.conn(ctx), dbsqlc.ReadLogInsertParams{
 		TenantID: l.TenantID, KeyID: l.KeyID, WorkareaID: l.WorkareaID, QuerySha256: l.QuerySHA256, Returned: orEmpty(l.Returned), At: l.At,
+		Operation: cmp.Or(l.Operation, app.ReadRecall),
 	})
 }
 

@@ -285,6 +285,7 @@ type RetrievalReadLog struct {
 	QuerySha256 []byte
 	Returned    []string
 	At          time.Time
+	Operation   string
 }
 
 type RetrievalStaged struct {

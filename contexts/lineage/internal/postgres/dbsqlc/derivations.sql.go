@@ -114,6 +114,7 @@ func (q *Queries) DerivationsOf(ctx context.Context, db DBTX, arg DerivationsOfP
 const derivationsTouching = `-- name: DerivationsTouching :many
 SELECT artifact_id, target_id FROM lineage.derivations
 WHERE tenant_id = $1 AND (artifact_id = ANY($2::text[]) OR target_id = ANY($2::text[]))
+ORDER BY artifact_id, target_id
 `
 
 type DerivationsTouchingParams struct {
@@ -126,7 +127,8 @@ type DerivationsTouchingRow struct {
 	TargetID   string
 }
 
-// Derivations with an end among ids, for the graph read.
+// Derivations with an end among ids, for the graph read (ordered: a
+// continued graph read walks the same way again).
 func (q *Queries) DerivationsTouching(ctx context.Context, db DBTX, arg DerivationsTouchingParams) ([]DerivationsTouchingRow, error) {
 	rows, err := db.Query(ctx, derivationsTouching, arg.TenantID, arg.Ids)
 	if err != nil {

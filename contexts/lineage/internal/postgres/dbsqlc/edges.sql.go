@@ -197,6 +197,7 @@ const edgesTouching = `-- name: EdgesTouching :many
 SELECT tenant_id, id, kind, label, from_id, to_id, from_id_path, to_id_path, note, state, proposer_key_id, proposer_principal, proposed_at, decided_at, decided_by, leased_until FROM lineage.edges
 WHERE tenant_id = $1 AND kind = 'claim' AND state <> 'rejected'
   AND (from_id = ANY($2::text[]) OR to_id = ANY($2::text[]))
+ORDER BY id
 `
 
 type EdgesTouchingParams struct {
@@ -204,7 +205,8 @@ type EdgesTouchingParams struct {
 	Ids      []string
 }
 
-// Claim edges (pending or ratified) with an endpoint among ids.
+// Claim edges (pending or ratified) with an endpoint among ids, ordered
+// (a continued graph read walks the same way again).
 func (q *Queries) EdgesTouching(ctx context.Context, db DBTX, arg EdgesTouchingParams) ([]LineageEdge, error) {
 	rows, err := db.Query(ctx, edgesTouching, arg.TenantID, arg.Ids)
 	if err != nil {

@@ -392,8 +392,8 @@ func (q *Queries) QueryTerms(ctx context.Context, db DBTX, arg QueryTermsParams)
 }
 
 const readLogInsert = `-- name: ReadLogInsert :exec
-INSERT INTO retrieval.read_log (tenant_id, key_id, workarea_id, query_sha256, returned, at)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO retrieval.read_log (tenant_id, key_id, workarea_id, query_sha256, returned, at, operation)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 `
 
 type ReadLogInsertParams struct {
@@ -403,6 +403,7 @@ type ReadLogInsertParams struct {
 	QuerySha256 []byte
 	Returned    []string
 	At          time.Time
+	Operation   string
 }
 
 func (q *Queries) ReadLogInsert(ctx context.Context, db DBTX, arg ReadLogInsertParams) error {
@@ -413,6 +414,7 @@ func (q *Queries) ReadLogInsert(ctx context.Context, db DBTX, arg ReadLogInsertP
 		arg.QuerySha256,
 		arg.Returned,
 		arg.At,
+		arg.Operation,
 	)
 	return err
 }
