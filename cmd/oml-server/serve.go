@@ -53,7 +53,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err != nil {
 		return err
 	}
-	go sweepExpired(ctx, a, cfg.ExpirySweep, log)
+	// The sweeper is joined before the pool closes (defers run last first).
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		sweepExpired(sweepCtx, a, cfg.ExpirySweep, log)
+	}()
+	defer func() {
+		stopSweep()
+		<-swept
+	}()
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {

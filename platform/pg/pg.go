@@ -127,13 +127,10 @@ func (db *DB) runTx(ctx context.Context, opts pgx.TxOptions, fn func(ctx context
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			// Roll back even when ctx is cancelled, or the connection
-			// would go back to the pool mid-transaction.
-			_ = tx.Rollback(context.WithoutCancel(ctx))
-		}
-	}()
+	// Roll back unconditionally (a no-op after a commit): an error or a
+	// panic in fn must never send the connection back to the pool
+	// mid-transaction, and a cancelled ctx must not stop the rollback.
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	if err := fn(context.WithValue(ctx, txKey{}, tx)); err != nil {
 		return err
 	}

@@ -28,32 +28,58 @@ func (s *Service) ResolveWorkarea(ctx context.Context, ref string) (string, erro
 	return w.ID, err
 }
 
-// Submit runs the admission pipeline for one submission in one unit of
-// work: validate, check the target and the caller's access, the lineage
-// targets (readable, simulation fence), bind uploads, scan, seal the
-// envelope, insert the claim held, declare its lineage, journal it.
+// Submit runs the admission pipeline for one submission: [Service.Prepare]
+// then [Service.Commit] in one unit of work.
 func (s *Service) Submit(ctx context.Context, sub domain.Submission) (Receipt, error) {
-	caller, err := contentCaller(ctx, "submissions")
+	p, err := s.Prepare(ctx, sub)
 	if err != nil {
 		return Receipt{}, err
+	}
+	return s.Commit(ctx, p)
+}
+
+// PreparedSubmission is a validated submission with its text prepared
+// for the serving tier, ready for [Service.Commit].
+type PreparedSubmission struct {
+	caller auth.Caller
+	sub    domain.Submission
+	index  Prepared
+}
+
+// Prepare validates a submission and prepares its text for the serving
+// tier, which may call an embedding service: it runs before, never inside,
+// the unit of work that commits the submission (and its idempotency
+// record).
+func (s *Service) Prepare(ctx context.Context, sub domain.Submission) (PreparedSubmission, error) {
+	caller, err := contentCaller(ctx, "submissions")
+	if err != nil {
+		return PreparedSubmission{}, err
 	}
 	kind, err := domain.ParseKind(string(sub.Kind))
 	if err != nil {
-		return Receipt{}, err
+		return PreparedSubmission{}, err
 	}
 	sub.Kind = kind
 	if err := sub.Validate(s.cfg.MaxTextBytes); err != nil {
-		return Receipt{}, err
+		return PreparedSubmission{}, err
 	}
-	// Embedding may call a service: never inside the transaction.
 	prep, err := s.Index.Prepare(ctx, sub.Text)
 	if err != nil {
-		return Receipt{}, err
+		return PreparedSubmission{}, err
 	}
+	return PreparedSubmission{caller: caller, sub: sub, index: prep}, nil
+}
+
+// Commit runs the rest of the pipeline in the caller's unit of work (it
+// opens one when ctx carries none): check the target and the caller's
+// access, the lineage targets (readable, simulation fence), bind uploads,
+// scan, seal the envelope, insert the claim held, declare its lineage,
+// journal it.
+func (s *Service) Commit(ctx context.Context, p PreparedSubmission) (Receipt, error) {
 	var out Receipt
-	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
+	err := s.Tx.InTx(ctx, func(ctx context.Context) error {
 		var err error
-		out, err = s.submit(ctx, caller, sub, prep)
+		out, err = s.submit(ctx, p.caller, p.sub, p.index)
 		return err
 	})
 	return out, err

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -11,8 +12,10 @@ import (
 
 	"github.com/omlhub/oml/contexts/admission/internal/app"
 	"github.com/omlhub/oml/contexts/admission/internal/domain"
+	"github.com/omlhub/oml/contexts/admission/internal/wire"
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/idempotency"
 	"github.com/omlhub/oml/platform/ids"
 	"github.com/omlhub/oml/platform/journal"
 )
@@ -273,5 +276,63 @@ func TestOperatorsSubmitNothing(t *testing.T) {
 	}
 	if _, err := b.svc.MyWork(op, app.Mine{}); !errs.Is(err, errs.VerbCeiling) {
 		t.Fatalf("operator my_work: %v", err)
+	}
+}
+
+// markingTx is a unit of work that marks ctx; watchedIndex records a
+// Prepare (which may call an embedding service) made inside one.
+type markingTx struct{}
+
+type inTxKey struct{}
+
+func (markingTx) InTx(ctx context.Context, fn func(context.Context) error) error {
+	return fn(context.WithValue(ctx, inTxKey{}, true))
+}
+
+type watchedIndex struct {
+	stagingIndex
+	inTx *bool
+}
+
+func (x watchedIndex) Prepare(ctx context.Context, text string) (app.Prepared, error) {
+	if ctx.Value(inTxKey{}) != nil {
+		*x.inTx = true
+	}
+	return x.stagingIndex.Prepare(ctx, text)
+}
+
+// markingDoer is the idempotency store's shape: it opens the unit of work
+// around the write.
+type markingDoer struct{}
+
+func (markingDoer) Do(ctx context.Context, _ idempotency.Scope, _ any, write func(context.Context) (any, error)) (idempotency.Result, error) {
+	var res idempotency.Result
+	err := markingTx{}.InTx(ctx, func(ctx context.Context) error {
+		v, err := write(ctx)
+		if err != nil {
+			return err
+		}
+		res.Body, err = json.Marshal(v)
+		return err
+	})
+	return res, err
+}
+
+// Preparing a submission's text may call a remote embedder: it happens
+// before the unit of work (the idempotency record's included), never in it.
+func TestSubmitPreparesOutsideTheUnitOfWork(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var inTx bool
+	b.svc.Index, b.svc.Tx = watchedIndex{stagingIndex: b.index, inTx: &inTx}, markingTx{}
+	if _, err := b.svc.Submit(b.ctx, remember("crew", "direct", "412 USD/t")); err != nil {
+		t.Fatal(err)
+	}
+	in := wire.MemoryIn{Verb: "remember", Workarea: "crew", ClaimKey: "retried", Text: "405 USD/t"}
+	if _, err := wire.Submit(b.ctx, b.svc, markingDoer{}, in, "run-1/step-2"); err != nil {
+		t.Fatal(err)
+	}
+	if inTx {
+		t.Fatal("a submission's text was prepared inside a unit of work")
 	}
 }

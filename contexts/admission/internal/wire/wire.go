@@ -133,8 +133,14 @@ func Submit(ctx context.Context, svc *app.Service, idem idempotency.Doer, in Mem
 		}
 		scope.Workarea = id
 	}
+	// Prepare (which may call an embedding service) before the unit of
+	// work the idempotency record opens.
+	prepared, err := svc.Prepare(ctx, sub)
+	if err != nil {
+		return Submitted{}, err
+	}
 	res, err := idem.Do(ctx, scope, in, func(ctx context.Context) (any, error) {
-		r, err := svc.Submit(ctx, sub)
+		r, err := svc.Commit(ctx, prepared)
 		if err != nil {
 			return nil, err
 		}

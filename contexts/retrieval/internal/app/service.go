@@ -122,10 +122,19 @@ func (s *Service) Recall(ctx context.Context, q domain.Query) (Result, error) {
 	steerFilter := Filter{Scope: scope.IDPath, Allow: readable.Allow, Deny: readable.Deny}
 	hitFilter := Filter{Scope: scope.IDPath, Allow: domain.Narrow(scope.IDPath, readable.Allow), Deny: readable.Deny}
 
+	// The query's statistics and its embedding come first: the embedder
+	// may be a remote service, and no network call runs inside the read
+	// snapshot (a transaction held open across it).
+	var pq preparedQuery
+	if len(hitFilter.Allow) > 0 {
+		if pq, err = s.prepareQuery(ctx, c.TenantID, q); err != nil {
+			return Result{}, err
+		}
+	}
 	var res Result
 	err = s.Tx.InSnapshot(ctx, func(ctx context.Context) error {
 		var err error
-		if res, err = s.recall(ctx, c.TenantID, q, steerFilter, hitFilter); err != nil {
+		if res, err = s.recall(ctx, c.TenantID, q, pq, steerFilter, hitFilter); err != nil {
 			return err
 		}
 		return nil
@@ -147,7 +156,30 @@ func (s *Service) Recall(ctx context.Context, q domain.Query) (Result, error) {
 	return res, nil
 }
 
-func (s *Service) recall(ctx context.Context, tenant string, q domain.Query, steerFilter, hitFilter Filter) (Result, error) {
+// preparedQuery is what recall computes before its snapshot: the query's
+// lexemes with the corpus statistics, and its embedding (nil when the
+// vector leg is off or the query embeds to nothing).
+type preparedQuery struct {
+	terms  []domain.TermStat
+	corpus domain.Corpus
+	vector []float32
+}
+
+func (s *Service) prepareQuery(ctx context.Context, tenant string, q domain.Query) (preparedQuery, error) {
+	terms, corpus, err := s.Repo.QueryTerms(ctx, tenant, q.Text)
+	if err != nil {
+		return preparedQuery{}, fmt.Errorf("query terms: %w", err)
+	}
+	pq := preparedQuery{terms: terms, corpus: corpus}
+	if s.Fusion.Vector > 0 {
+		if pq.vector, err = s.queryVector(ctx, q.Text, terms, corpus); err != nil {
+			return preparedQuery{}, err
+		}
+	}
+	return pq, nil
+}
+
+func (s *Service) recall(ctx context.Context, tenant string, q domain.Query, pq preparedQuery, steerFilter, hitFilter Filter) (Result, error) {
 	var res Result
 	steering, err := s.Repo.Steering(ctx, tenant, steerFilter, domain.MaxSteering)
 	if err != nil {
@@ -159,10 +191,7 @@ func (s *Service) recall(ctx context.Context, tenant string, q domain.Query, ste
 	if len(hitFilter.Allow) == 0 {
 		return res, nil
 	}
-	terms, corpus, err := s.Repo.QueryTerms(ctx, tenant, q.Text)
-	if err != nil {
-		return res, fmt.Errorf("query terms: %w", err)
-	}
+	terms, corpus := pq.terms, pq.corpus
 	// Both legs search the rows the filter reaches; the maintained
 	// per-workarea counts say how many, whatever the planner believes.
 	reach, err := s.Repo.Reachable(ctx, tenant, hitFilter)
@@ -176,8 +205,8 @@ func (s *Service) recall(ctx context.Context, tenant string, q domain.Query, ste
 		}
 	}
 	var vecIDs []string
-	if s.Fusion.Vector > 0 {
-		leg, err := s.VectorLeg(ctx, tenant, Leg{Query: q, Terms: terms, Corpus: corpus, Reach: reach, Filter: hitFilter, FullText: ftIDs})
+	if s.Fusion.Vector > 0 && pq.vector != nil {
+		leg, err := s.vectorSearch(ctx, tenant, pq.vector, Leg{Query: q, Terms: terms, Corpus: corpus, Reach: reach, Filter: hitFilter, FullText: ftIDs})
 		if err != nil {
 			return res, err
 		}
@@ -230,14 +259,33 @@ type VectorResult struct {
 // nothing searches nothing. Exported for the recall benchmark, which
 // compares it with an exact scan.
 func (s *Service) VectorLeg(ctx context.Context, tenant string, l Leg) (VectorResult, error) {
-	weights := make(map[string]float32, len(l.Terms))
-	for _, t := range l.Terms {
-		weights[t.Term] = float32(domain.IDF(t.DF, l.Corpus.Docs))
-	}
-	vec, err := s.Embedder.EmbedQuery(ctx, l.Query.Text, weights)
-	if err != nil || !nonZero(vec) {
+	vec, err := s.queryVector(ctx, l.Query.Text, l.Terms, l.Corpus)
+	if err != nil || vec == nil {
 		return VectorResult{}, err
 	}
+	return s.vectorSearch(ctx, tenant, vec, l)
+}
+
+// queryVector embeds the query with its terms' rarity weights; nil when it
+// embeds to nothing. It may call a remote embedder: never inside a
+// transaction.
+func (s *Service) queryVector(ctx context.Context, text string, terms []domain.TermStat, corpus domain.Corpus) ([]float32, error) {
+	weights := make(map[string]float32, len(terms))
+	for _, t := range terms {
+		weights[t.Term] = float32(domain.IDF(t.DF, corpus.Docs))
+	}
+	vec, err := s.Embedder.EmbedQuery(ctx, text, weights)
+	if err != nil || !nonZero(vec) {
+		return nil, err
+	}
+	return vec, nil
+}
+
+// vectorSearch is the vector leg's search with an embedded query: moved
+// towards the full-text leg's best entries (feedback), searched as
+// domain.Plan says.
+func (s *Service) vectorSearch(ctx context.Context, tenant string, vec []float32, l Leg) (VectorResult, error) {
+	var err error
 	if top := l.FullText[:min(s.Feedback.Docs, len(l.FullText))]; len(top) > 0 {
 		docs, err := s.Repo.Embeddings(ctx, tenant, s.Embedder.Model(), top)
 		if err != nil {

@@ -106,3 +106,49 @@ func TestShortOverfetchFallsBackToFilteredSearch(t *testing.T) {
 		}
 	}
 }
+
+// txMarker is a unit of work that marks ctx, so a fake can tell whether
+// it is called inside one.
+type txMarker struct{}
+
+type inTxKey struct{}
+
+func (txMarker) InTx(ctx context.Context, fn func(context.Context) error) error {
+	return fn(context.WithValue(ctx, inTxKey{}, true))
+}
+func (txMarker) InSnapshot(ctx context.Context, fn func(context.Context) error) error {
+	return fn(context.WithValue(ctx, inTxKey{}, true))
+}
+
+// watchedEmbedder records whether it was called inside a unit of work.
+type watchedEmbedder struct {
+	unitEmbedder
+	inTx *bool
+}
+
+func (e watchedEmbedder) EmbedQuery(ctx context.Context, text string, w map[string]float32) ([]float32, error) {
+	if ctx.Value(inTxKey{}) != nil {
+		*e.inTx = true
+	}
+	return e.unitEmbedder.EmbedQuery(ctx, text, w)
+}
+
+// The embedder may be a remote service: recall embeds the query before
+// its read snapshot opens, never inside it.
+func TestRecallEmbedsOutsideTheSnapshot(t *testing.T) {
+	t.Parallel()
+	ctx := auth.With(context.Background(), auth.Caller{TenantID: "ten_1", KeyID: "key_1", Role: "agent"})
+	var inTx bool
+	repo := &planRepo{reach: 100, overfetched: 10}
+	svc := New(Deps{Repo: repo, Access: oneWorkarea{}, Embedder: watchedEmbedder{inTx: &inTx}, Tx: txMarker{}})
+	res, err := svc.Recall(ctx, domain.Query{Text: "wing flutter", Scope: "wa_1", K: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inTx {
+		t.Fatal("the query was embedded inside the read snapshot")
+	}
+	if len(res.Hits) == 0 {
+		t.Fatal("no hits: the vector leg did not run")
+	}
+}

@@ -1,0 +1,55 @@
+package pg_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/omlhub/oml/platform/pg"
+	"github.com/omlhub/oml/platform/pgtest"
+)
+
+// A panic or an error inside a unit of work rolls it back and gives the
+// connection back to the pool: a pool of two survives many of each.
+func TestInTxRollsBackOnPanicAndError(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := pg.Open(ctx, pgtest.NewURL(t), pg.Options{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Pool.Exec(ctx, `CREATE TABLE t (n int)`); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(ctx context.Context) error {
+		_, err := db.Conn(ctx).Exec(ctx, `INSERT INTO t VALUES (1)`)
+		return err
+	}
+	for range 5 {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("the panic did not propagate")
+				}
+			}()
+			_ = db.InTx(ctx, func(ctx context.Context) error {
+				if err := insert(ctx); err != nil {
+					t.Fatal(err)
+				}
+				panic("boom")
+			})
+		}()
+		failed := errors.New("refused")
+		if err := db.InTx(ctx, func(ctx context.Context) error { return errors.Join(insert(ctx), failed) }); !errors.Is(err, failed) {
+			t.Fatalf("InTx = %v, want the refusal", err)
+		}
+	}
+	if n := db.Pool.Stat().AcquiredConns(); n != 0 {
+		t.Fatalf("%d connections still acquired after the panics", n)
+	}
+	var rows int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&rows); err != nil || rows != 0 {
+		t.Fatalf("rows after rolled-back units of work: %d (%v)", rows, err)
+	}
+}
