@@ -63,6 +63,11 @@ func (testModule) Tools(t *transport.Tools) {
 		c, _ := auth.From(ctx)
 		return echoOut{Hello: in.Name, Key: c.KeyID}, nil
 	})
+	transport.Add(t, transport.ToolSpec{Name: "boom", Description: "a tool with a bug"}, func(context.Context, struct{}) (echoOut, error) {
+		var m map[string]int
+		m["x"] = 1 // a nil map write: the kind of bug that must not stop a replica
+		return echoOut{}, nil
+	})
 }
 
 func setup(t *testing.T) *httptest.Server {
