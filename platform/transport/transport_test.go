@@ -136,7 +136,9 @@ func TestHTTPRefusalsAreTyped(t *testing.T) {
 		{"unknown route", "GET", "/v1/nowhere", "", authed, 404, errs.RouteNotFound},
 		{"malformed JSON", "POST", "/v1/echo", `{"name":`, authed, 400, errs.Validation},
 		{"not an object", "POST", "/v1/echo", `["a"]`, authed, 400, errs.Validation},
-		{"unknown field", "POST", "/v1/echo", `{"name":"a","tenant":"x"}`, authed, 400, errs.Validation},
+		{"unknown field", "POST", "/v1/echo", `{"name":"a","boss":"x"}`, authed, 400, errs.Validation},
+		{"field name in another case", "POST", "/v1/echo", `{"NAME":"a"}`, authed, 400, errs.Validation},
+		{"NUL in a string", "POST", "/v1/echo", `{"name":"a\u0000b"}`, authed, 400, errs.Validation},
 		{"wrong type", "POST", "/v1/echo", `{"name":1}`, authed, 400, errs.Validation},
 		{"trailing data", "POST", "/v1/echo", `{"name":"a"}{}`, authed, 400, errs.Validation},
 		{"empty body", "POST", "/v1/echo", ``, authed, 400, errs.Validation},
@@ -304,9 +306,15 @@ func TestToolResults(t *testing.T) {
 	if isErr || string(sc) != `{"hello":"ada","key":"key_1"}` {
 		t.Fatalf("ok call: %v %s", isErr, sc)
 	}
+	// A tenant in the arguments is ignored in favour of the key's (D6).
+	isErr, sc = callTool(t, srv, map[string]any{"name": "ada", "tenant": "other", "tenant_id": "tn_other"})
+	if isErr || string(sc) != `{"hello":"ada","key":"key_1"}` {
+		t.Fatalf("tenant field: %v %s", isErr, sc)
+	}
 	for name, args := range map[string]any{
 		"typed error":   map[string]any{"name": "deny"},
-		"unknown field": map[string]any{"name": "a", "tenant": "other"},
+		"unknown field": map[string]any{"name": "a", "boss": "other"},
+		"NUL":           map[string]any{"name": "a\x00"},
 		"wrong type":    map[string]any{"name": 5},
 	} {
 		isErr, sc := callTool(t, srv, args)
