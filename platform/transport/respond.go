@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/idempotency"
 )
 
 func bodyTooLarge(limit int64) error {
@@ -61,9 +62,14 @@ func Handler(fn func(w http.ResponseWriter, r *http.Request) error) http.Handler
 }
 
 // IdempotencyKey returns the request's Idempotency-Key header, or body
-// when the header is absent; both set and different is a refusal.
+// when the header is absent; both set and different is a refusal. The
+// header is checked here, by idempotency's own rule, because unlike a body
+// field it can carry bytes that are not UTF-8.
 func IdempotencyKey(r *http.Request, body string) (string, error) {
 	h := r.Header.Get("Idempotency-Key")
+	if err := idempotency.CheckKey(h); err != nil {
+		return "", errs.Invalid("Idempotency-Key header: %s", errs.From(err).Message)
+	}
 	switch {
 	case h == "":
 		return body, nil

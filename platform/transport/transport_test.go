@@ -53,6 +53,17 @@ func (testModule) Routes(r chi.Router) {
 	r.Get("/boom", transport.Handler(func(http.ResponseWriter, *http.Request) error {
 		return fmt.Errorf("database exploded: secret detail")
 	}))
+	r.Get("/things/{id}", func(w http.ResponseWriter, r *http.Request) {
+		transport.WriteJSON(w, http.StatusOK, map[string]string{"id": chi.URLParam(r, "id"), "q": r.URL.Query().Get("q")})
+	})
+	r.Post("/idem", transport.Handler(func(w http.ResponseWriter, r *http.Request) error {
+		key, err := transport.IdempotencyKey(r, "")
+		if err != nil {
+			return err
+		}
+		transport.WriteJSON(w, http.StatusOK, map[string]string{"key": key})
+		return nil
+	}))
 }
 
 func (testModule) Tools(t *transport.Tools) {
