@@ -9,6 +9,16 @@ import (
 	"github.com/omlhub/oml/platform/errs"
 )
 
+// setSecurityHeaders marks every response before any handler writes: no
+// MIME sniffing (a JSON body or the guide is never run as HTML), and no
+// content, script or framing allowed for what the server sends. Pages that
+// need more set their own Content-Security-Policy over this one.
+func setSecurityHeaders(h http.Header) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+	h.Set("X-Frame-Options", "DENY")
+}
+
 // refuseBadURL refuses a request whose decoded path, or any query name or
 // value, holds NUL or bytes that are not UTF-8, and a query string that
 // does not parse. Route parameters and query values reach Postgres, which

@@ -43,3 +43,35 @@ func TestBoundaryRefusals(t *testing.T) {
 		}
 	}
 }
+
+// Every response carries the security headers: JSON, errors, the guide,
+// health and MCP.
+func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
+	srv := setup(t)
+	list := rpc("tools/list", map[string]any{})
+	for _, c := range []struct {
+		method, path, body string
+		headers            map[string]string
+	}{
+		{"GET", "/healthz", "", nil},
+		{"GET", "/v1/guide", "", authed},
+		{"POST", "/v1/echo", `{"name":"a"}`, authed},
+		{"GET", "/v1/nowhere", "", authed},
+		{"GET", "/v1/nowhere", "", nil},
+		{"GET", "/v1/boom", "", authed},
+		{"POST", "/mcp", list, mcpHeaders},
+		{"GET", "/mcp", "", mcpHeaders},
+	} {
+		r := send(t, srv, c.method, c.path, strings.NewReader(c.body), c.headers)
+		for h, want := range map[string]string{
+			"X-Content-Type-Options":  "nosniff",
+			"Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+			"X-Frame-Options":         "DENY",
+		} {
+			if got := r.header.Get(h); got != want {
+				t.Fatalf("%s %s (%d): %s = %q, want %q", c.method, c.path, r.status, h, got, want)
+			}
+		}
+	}
+}
