@@ -272,6 +272,10 @@ func TestSafetyTenantFieldIgnored(t *testing.T) {
 	if r.Status != 400 || r.code() != "request.validation" {
 		t.Fatalf("a nested tenant: %d %s", r.Status, r.Body)
 	}
+	r = s.do(t, "PATCH", "/v1/workareas/universe.procurement", s.AdminKey, `{"crew":{"name":"x","tenant":"globex"}}`)
+	if r.Status != 400 || r.code() != "request.validation" {
+		t.Fatalf("a nested tenant in a patch: %d %s", r.Status, r.Body)
+	}
 }
 
 // Every response carries nosniff, and everything carries the deny-all

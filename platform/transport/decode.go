@@ -35,14 +35,22 @@ func Decode(r *http.Request, dst any) error {
 // in favor of the key's", not refused.
 var tenantFields = []string{"tenant", "tenant_id"}
 
-// DecodeJSON is [Decode] on bytes (MCP tool arguments use it too). Beyond
-// encoding/json it refuses, as request.validation naming the field, what
-// would otherwise reach Postgres as a 500 or be accepted by accident: a
-// body that is not UTF-8, U+0000 in any string or field name (Postgres
+// DecodeJSON is [Decode] on bytes: a whole body, or a tool's arguments.
+// Beyond encoding/json it refuses, as request.validation naming the field,
+// what would otherwise reach Postgres as a 500 or be accepted by accident:
+// a body that is not UTF-8, U+0000 in any string or field name (Postgres
 // text cannot hold it), and a field name that matches only when case is
 // folded ({"QUERY": …} is not "query"). A top-level "tenant" or
 // "tenant_id" is dropped unless dst declares it.
-func DecodeJSON(data []byte, dst any) error {
+func DecodeJSON(data []byte, dst any) error { return decodeObject(data, dst, true) }
+
+// DecodeNested decodes an object that sat inside a body as a
+// json.RawMessage, as strictly as [DecodeJSON]; a tenant field there is an
+// unknown field like any other, since only a body's top level names D6's
+// ignored tenant.
+func DecodeNested(data []byte, dst any) error { return decodeObject(data, dst, false) }
+
+func decodeObject(data []byte, dst any, topLevel bool) error {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
 		return errs.Invalid("empty body: send a JSON object")
@@ -58,7 +66,7 @@ func DecodeJSON(data []byte, dst any) error {
 	if err != nil {
 		return err
 	}
-	if dropTenant(tree, dst) {
+	if topLevel && dropTenant(tree, dst) {
 		if data, err = json.Marshal(tree); err != nil {
 			return errs.Wrap(err, "re-encode a body without its tenant field")
 		}

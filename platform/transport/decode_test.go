@@ -86,6 +86,9 @@ func TestDecodeJSON(t *testing.T) {
 		{"malformed", `{"name":`, "malformed"},
 		{"not an object", `"name"`, "object"},
 	}
+	if err := transport.DecodeNested([]byte(`{"depth":1,"tenant":"x"}`), &inner{}); !errs.Is(err, errs.Validation) {
+		t.Fatalf("a tenant inside a body decoded on its own: %v", err)
+	}
 	for _, c := range refused {
 		err := transport.DecodeJSON([]byte(c.body), &decodeTarget{})
 		if !errs.Is(err, errs.Validation) || !strings.Contains(err.Error(), c.inMessage) {
