@@ -37,13 +37,15 @@ func TestBadInputWritesNothing(t *testing.T) {
 		code    string
 	}{
 		{"malformed JSON", "POST", "/v1/workareas", s.AdminKey, `{"parent":"universe",`, nil, 400, "request.validation"},
-		{"unknown field", "POST", "/v1/workareas", s.AdminKey, `{"parent":"universe","name":"a","tenant":"globex"}`, nil, 400, "request.validation"},
+		{"unknown field", "POST", "/v1/workareas", s.AdminKey, `{"parent":"universe","name":"a","owner":"globex"}`, nil, 400, "request.validation"},
+		{"field name in capitals", "POST", "/v1/workareas", s.AdminKey, `{"parent":"universe","NAME":"a"}`, nil, 400, "request.validation"},
+		{"tenant ignored, the rest still checked", "POST", "/v1/workareas", s.AdminKey, `{"parent":"universe","name":"Not Valid","tenant":"globex"}`, nil, 400, "request.validation"},
 		{"wrong type", "POST", "/v1/workareas", s.AdminKey, `{"parent":"universe","name":7}`, nil, 400, "request.validation"},
 		{"bad name", "POST", "/v1/workareas", s.AdminKey, `{"parent":"universe","name":"Not Valid"}`, nil, 400, "request.validation"},
 		{"bad status", "POST", "/v1/workareas", s.AdminKey, `{"parent":"universe","name":"a","status":"golden"}`, nil, 400, "request.validation"},
 		{"NUL in crew", "POST", "/v1/workareas", s.AdminKey, `{"parent":"universe","name":"a","crew":{"name":"x\u0000y"}}`, nil, 400, "request.validation"},
 		{"crew with unknown field", "POST", "/v1/workareas", s.AdminKey, `{"parent":"universe","name":"a","crew":{"boss":"x"}}`, nil, 400, "request.validation"},
-		{"foreign tenant field ignored is still unknown", "POST", "/v1/grants", s.AdminKey, `{"key_id":"x","workarea":"universe","scope":"reader","effect":"allow","tenant_id":"tn_x"}`, nil, 400, "request.validation"},
+		{"tenant_id ignored, the grant still checked", "POST", "/v1/grants", s.AdminKey, `{"key_id":"` + revoked.KeyID + `","workarea":"universe","scope":"god","effect":"allow","tenant_id":"tn_x"}`, nil, 400, "request.validation"},
 		{"10 MiB body", "POST", "/v1/workareas", s.AdminKey, big, nil, 413, "limit.size"},
 		{"grant with wrong type", "POST", "/v1/grants", s.AdminKey, `{"key_id":1,"workarea":"universe","scope":"reader","effect":"allow"}`, nil, 400, "request.validation"},
 		{"grant with bad scope", "POST", "/v1/grants", s.AdminKey, `{"key_id":"` + revoked.KeyID + `","workarea":"universe","scope":"god","effect":"allow"}`, nil, 400, "request.validation"},
@@ -77,7 +79,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 	}
 	// Tool arguments are strict too, and refusals are isError results.
 	cs := s.mcpSession(t, s.AdminKey, "2026-07-28")
-	for _, args := range []map[string]any{{"workarea": 5}, {"workarea": "universe", "tenant": "globex"}, {}} {
+	for _, args := range []map[string]any{{"workarea": 5}, {"workarea": "universe", "owner": "globex"}, {"WORKAREA": "universe"}, {}} {
 		sc, isErr := callTool(t, cs, "oml_workarea_info", args)
 		if !isErr || !bytes.Contains(sc, []byte(`"error"`)) {
 			t.Fatalf("args %v: isError=%v %s", args, isErr, sc)

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/omlhub/oml/platform/canonjson"
 	"github.com/omlhub/oml/platform/errs"
@@ -46,10 +47,15 @@ type Result struct {
 	Replay bool
 }
 
-// CheckKey validates a client-supplied idempotency key.
+// CheckKey validates a client-supplied idempotency key: bounded, UTF-8
+// (a header can carry any byte; Postgres text refuses what is not UTF-8)
+// and free of control characters.
 func CheckKey(k string) error {
 	if len(k) > MaxKeyLen {
 		return errs.Invalid("idempotency_key is longer than %d bytes", MaxKeyLen)
+	}
+	if !utf8.ValidString(k) {
+		return errs.Invalid("idempotency_key is not valid UTF-8")
 	}
 	for _, r := range k {
 		if r < 0x20 || r == 0x7f {

@@ -155,7 +155,7 @@ func TestFailedWriteKeepsNoRecord(t *testing.T) {
 
 func TestKeyValidation(t *testing.T) {
 	t.Parallel()
-	for _, k := range []string{string(make([]byte, 256)), "a\nb"} {
+	for _, k := range []string{string(make([]byte, 256)), "a\nb", "a\x00b", "k\xff\xfe"} {
 		if err := idempotency.CheckKey(k); !errs.Is(err, errs.Validation) {
 			t.Errorf("CheckKey(%q) = %v", k, err)
 		}

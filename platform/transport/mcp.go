@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -47,7 +48,9 @@ func newTools(name string, log *slog.Logger) *Tools {
 		names: map[string]bool{},
 		log:   log,
 	}
-	t.server.AddReceivingMiddleware(t.refuseUnknownTools)
+	// recoverPanics comes first, so it is outermost and covers every method,
+	// tools/call and the other middleware included.
+	t.server.AddReceivingMiddleware(t.recoverPanics, t.refuseUnknownTools)
 	Add(t, ToolSpec{
 		Name: "version", Title: "Server version",
 		Description: "Report the server version, for a connectivity check.",
@@ -67,6 +70,37 @@ func (t *Tools) handler() http.Handler {
 			// untyped 403; checkOrigin is the DNS-rebinding defence, typed.
 			DisableLocalhostProtection: true,
 		})
+}
+
+// recoverPanics turns a panic in any MCP method into a typed answer,
+// logged with its stack and the request id. The SDK runs handlers on its
+// own goroutine, outside observe's recover, so without this a bug in one
+// tool would stop the replica. tools/call answers an isError result with
+// code internal, like any tool failure; other methods a JSON-RPC internal
+// error. Both are masked to the client.
+func (t *Tools) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			var tool string
+			if c, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
+				tool = c.Name
+			}
+			t.log.ErrorContext(ctx, "panic", "request_id", RequestID(ctx), "method", method, "tool", tool,
+				"panic", p, "stack", string(debug.Stack()))
+			e := errs.Wrap(fmt.Errorf("panic: %v", p), "panic in %s", method)
+			noteError(ctx, e)
+			if method == "tools/call" {
+				res, err = ErrorResult(e), nil
+				return
+			}
+			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.Public().Message}
+		}()
+		return next(ctx, method, req)
+	}
 }
 
 func (t *Tools) refuseUnknownTools(next mcp.MethodHandler) mcp.MethodHandler {

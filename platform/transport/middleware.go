@@ -77,8 +77,8 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// observe assigns a request id, recovers panics and writes one access log
-// line per request.
+// observe assigns a request id, sets the security headers, recovers panics
+// and writes one access log line per request.
 func observe(log *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -88,6 +88,7 @@ func observe(log *slog.Logger) func(http.Handler) http.Handler {
 				ri.id = ids.New(ids.Request)
 			}
 			w.Header().Set("X-Request-Id", ri.id)
+			setSecurityHeaders(w.Header())
 			sw := &statusWriter{ResponseWriter: w}
 			r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri))
 			defer func() {

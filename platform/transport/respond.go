@@ -3,88 +3,12 @@ package transport
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/idempotency"
 )
-
-// Decode reads r's body as one strict JSON object into dst: unknown
-// fields, wrong types, trailing data and oversized bodies are typed
-// refusals (request.validation, limit.size).
-func Decode(r *http.Request, dst any) error {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return bodyTooLarge(tooBig.Limit)
-		}
-		return errs.Invalid("could not read the request body: %v", err)
-	}
-	return DecodeJSON(body, dst)
-}
-
-// DecodeJSON is [Decode] on bytes (MCP tool arguments use it too).
-func DecodeJSON(data []byte, dst any) error {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 {
-		return errs.Invalid("empty body: send a JSON object")
-	}
-	if data[0] != '{' {
-		return errs.Invalid("the body must be a JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return decodeError(err)
-	}
-	if dec.More() {
-		return errs.Invalid("the body holds more than one JSON value")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errs.Invalid("the body holds data after the JSON object")
-	}
-	return nil
-}
-
-func decodeError(err error) error {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syntax):
-		return errs.Invalid("malformed JSON at byte %d: %v", syntax.Offset, syntax)
-	case errors.As(err, &typ):
-		field := typ.Field
-		if field == "" {
-			field = "(root)"
-		}
-		return errs.Invalid("field %q: want %s, got JSON %s", field, typeName(typ.Type.String()), typ.Value)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return errs.Invalid("malformed JSON: unexpected end of input")
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return errs.Invalid("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
-	}
-	return errs.Invalid("malformed JSON: %v", err)
-}
-
-func typeName(goType string) string {
-	switch {
-	case goType == "string" || goType == "*string":
-		return "a string"
-	case strings.Contains(goType, "int"):
-		return "an integer"
-	case goType == "bool" || goType == "*bool":
-		return "a boolean"
-	case strings.HasPrefix(goType, "[]"):
-		return "an array"
-	case strings.HasPrefix(goType, "map[") || strings.Contains(goType, "."):
-		return "an object"
-	}
-	return goType
-}
 
 func bodyTooLarge(limit int64) error {
 	return errs.New(errs.LimitSize, "request bodies are bounded (OML_MAX_BODY_BYTES)",
@@ -138,9 +62,14 @@ func Handler(fn func(w http.ResponseWriter, r *http.Request) error) http.Handler
 }
 
 // IdempotencyKey returns the request's Idempotency-Key header, or body
-// when the header is absent; both set and different is a refusal.
+// when the header is absent; both set and different is a refusal. The
+// header is checked here, by idempotency's own rule, because unlike a body
+// field it can carry bytes that are not UTF-8.
 func IdempotencyKey(r *http.Request, body string) (string, error) {
 	h := r.Header.Get("Idempotency-Key")
+	if err := idempotency.CheckKey(h); err != nil {
+		return "", errs.Invalid("Idempotency-Key header: %s", errs.From(err).Message)
+	}
 	switch {
 	case h == "":
 		return body, nil

@@ -64,7 +64,7 @@ func New(opts Options, modules ...Module) http.Handler {
 	}
 
 	r := chi.NewRouter()
-	r.Use(observe(log))
+	r.Use(observe(log), refuseBadURL)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, errs.New(errs.RouteNotFound, "HTTP API routes (docs/API.md)", "no route %s %s", r.Method, r.URL.Path))
 	})

@@ -53,6 +53,17 @@ func (testModule) Routes(r chi.Router) {
 	r.Get("/boom", transport.Handler(func(http.ResponseWriter, *http.Request) error {
 		return fmt.Errorf("database exploded: secret detail")
 	}))
+	r.Get("/things/{id}", func(w http.ResponseWriter, r *http.Request) {
+		transport.WriteJSON(w, http.StatusOK, map[string]string{"id": chi.URLParam(r, "id"), "q": r.URL.Query().Get("q")})
+	})
+	r.Post("/idem", transport.Handler(func(w http.ResponseWriter, r *http.Request) error {
+		key, err := transport.IdempotencyKey(r, "")
+		if err != nil {
+			return err
+		}
+		transport.WriteJSON(w, http.StatusOK, map[string]string{"key": key})
+		return nil
+	}))
 }
 
 func (testModule) Tools(t *transport.Tools) {
@@ -62,6 +73,11 @@ func (testModule) Tools(t *transport.Tools) {
 		}
 		c, _ := auth.From(ctx)
 		return echoOut{Hello: in.Name, Key: c.KeyID}, nil
+	})
+	transport.Add(t, transport.ToolSpec{Name: "boom", Description: "a tool with a bug"}, func(context.Context, struct{}) (echoOut, error) {
+		var m map[string]int
+		m["x"] = 1 // a nil map write: the kind of bug that must not stop a replica
+		return echoOut{}, nil
 	})
 }
 
@@ -131,7 +147,9 @@ func TestHTTPRefusalsAreTyped(t *testing.T) {
 		{"unknown route", "GET", "/v1/nowhere", "", authed, 404, errs.RouteNotFound},
 		{"malformed JSON", "POST", "/v1/echo", `{"name":`, authed, 400, errs.Validation},
 		{"not an object", "POST", "/v1/echo", `["a"]`, authed, 400, errs.Validation},
-		{"unknown field", "POST", "/v1/echo", `{"name":"a","tenant":"x"}`, authed, 400, errs.Validation},
+		{"unknown field", "POST", "/v1/echo", `{"name":"a","boss":"x"}`, authed, 400, errs.Validation},
+		{"field name in another case", "POST", "/v1/echo", `{"NAME":"a"}`, authed, 400, errs.Validation},
+		{"NUL in a string", "POST", "/v1/echo", `{"name":"a\u0000b"}`, authed, 400, errs.Validation},
 		{"wrong type", "POST", "/v1/echo", `{"name":1}`, authed, 400, errs.Validation},
 		{"trailing data", "POST", "/v1/echo", `{"name":"a"}{}`, authed, 400, errs.Validation},
 		{"empty body", "POST", "/v1/echo", ``, authed, 400, errs.Validation},
@@ -299,9 +317,15 @@ func TestToolResults(t *testing.T) {
 	if isErr || string(sc) != `{"hello":"ada","key":"key_1"}` {
 		t.Fatalf("ok call: %v %s", isErr, sc)
 	}
+	// A tenant in the arguments is ignored in favour of the key's (D6).
+	isErr, sc = callTool(t, srv, map[string]any{"name": "ada", "tenant": "other", "tenant_id": "tn_other"})
+	if isErr || string(sc) != `{"hello":"ada","key":"key_1"}` {
+		t.Fatalf("tenant field: %v %s", isErr, sc)
+	}
 	for name, args := range map[string]any{
 		"typed error":   map[string]any{"name": "deny"},
-		"unknown field": map[string]any{"name": "a", "tenant": "other"},
+		"unknown field": map[string]any{"name": "a", "boss": "other"},
+		"NUL":           map[string]any{"name": "a\x00"},
 		"wrong type":    map[string]any{"name": 5},
 	} {
 		isErr, sc := callTool(t, srv, args)

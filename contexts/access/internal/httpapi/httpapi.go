@@ -178,7 +178,7 @@ func (h *Handlers) patchWorkarea(w http.ResponseWriter, r *http.Request) error {
 		cmd.SetCrew = true
 		if string(req.Crew) != "null" {
 			var crew wire.Crew
-			if err := transport.DecodeJSON(req.Crew, &crew); err != nil {
+			if err := transport.DecodeNested(req.Crew, &crew); err != nil {
 				return err
 			}
 			cmd.Crew = wire.FromCrew(&crew)
