@@ -116,7 +116,16 @@ func (r *OpenRequest) Validate(maxSize int64) ([32]byte, error) {
 	return d, nil
 }
 
-func parts(size, partSize int64) int64 { return max(1, (size+partSize-1)/partSize) }
+// parts is how many parts of partSize hold size bytes: at least one (an
+// empty file is one empty part). A session without a part size, such as
+// the zero value a refusal carries, holds none rather than dividing by
+// zero.
+func parts(size, partSize int64) int64 {
+	if partSize <= 0 {
+		return 0
+	}
+	return max(1, (size+partSize-1)/partSize)
+}
 
 // PartsExpected is how many parts the session takes.
 func (s Session) PartsExpected() int { return int(parts(s.Size, s.PartSize)) }

@@ -76,3 +76,15 @@ func TestCheckPart(t *testing.T) {
 		t.Fatal("an empty file is one empty part")
 	}
 }
+
+// The zero session a refusal returns has no parts and no next part; asking
+// never divides by its zero part size.
+func TestZeroSession(t *testing.T) {
+	var s Session
+	if s.PartsExpected() != 0 || s.NextPart() != 0 || s.String() == "" {
+		t.Fatalf("zero session: %d parts, next %d", s.PartsExpected(), s.NextPart())
+	}
+	if _, err := s.CheckPart(1, 0, time.Now()); !errs.Is(err, errs.UploadPartRange) {
+		t.Fatalf("part of the zero session: %v", err)
+	}
+}
