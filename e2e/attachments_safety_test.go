@@ -1,7 +1,15 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/omlhub/oml/platform/ids"
 )
@@ -52,5 +60,120 @@ func TestAttachRefusalsKeepServerUp(t *testing.T) {
 	got := toolJSON[uploadSession](t, s.mcpSession(t, tm.writer.Token, "2025-11-25"), "oml_attach", status(mine.UploadSession))
 	if got.UploadSession != mine.UploadSession || got.PartsExpected != 1 || got.State != "open" {
 		t.Fatalf("owner's status: %+v", got)
+	}
+}
+
+// answer is one concurrent request's outcome.
+type answer struct {
+	status int
+	code   string
+	body   []byte
+	err    error
+}
+
+// concurrent is an HTTP client that keeps a connection per concurrent
+// request, so a burst of requests reaches the server together.
+var concurrent = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+
+// send is a request safe to make from any goroutine: it reports transport
+// failures instead of failing the test.
+func (s *server) send(method, path, key string, body []byte) answer {
+	req, err := http.NewRequest(method, s.URL+path, bytes.NewReader(body))
+	if err != nil {
+		return answer{err: err}
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := concurrent.Do(req)
+	if err != nil {
+		return answer{err: err}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return answer{status: resp.StatusCode, code: reply{Body: b}.code(), body: b, err: err}
+}
+
+// burst sends n requests at once and returns their answers.
+func burst(n int, req func(i int) answer) []answer {
+	out := make([]answer, n)
+	var start, wg sync.WaitGroup
+	start.Add(1)
+	for i := range out {
+		wg.Go(func() {
+			start.Wait()
+			out[i] = req(i)
+		})
+	}
+	start.Done()
+	wg.Wait()
+	return out
+}
+
+// Sixteen submissions at once naming one completed upload session, in
+// several rounds: one binds it, every other is refused
+// submission.upload_unusable at once, and nothing of the losers is left
+// behind.
+func TestAttachConcurrentBindsOneSession(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	const n, rounds = 16, 3
+	// Long texts keep each submission's transaction open a while after
+	// its binding, as a real one with a scan and a signature does.
+	text := strings.Repeat("Accra Metals will hold the quoted price for aluminium ingots through the quarter. ", 400)
+	for round := range rounds {
+		_, data, digest := randomFile(t, 1000)
+		ses := decode[uploadSession](t, s.openUpload(t, tm.writer.Token, len(data), digest), 201)
+		if done := decode[uploadSession](t, s.putPart(t, tm.writer.Token, ses.UploadSession, 1, data), 200); done.State != "complete" {
+			t.Fatalf("upload: %+v", done)
+		}
+		// Warm connections and the server's pool, so the burst is not
+		// spread out by connecting.
+		burst(n, func(int) answer { return s.send("GET", "/v1/memories/mine", tm.writer.Token, nil) })
+
+		began := time.Now()
+		answers := burst(n, func(i int) answer {
+			body, _ := json.Marshal(map[string]any{
+				"workarea": tm.crew.ID, "claim_key": fmt.Sprintf("quote-%d-%d", round, i), "text": fmt.Sprintf("Copy %d. %s", i, text),
+				"attachments": []map[string]string{{"upload_session": ses.UploadSession}},
+			})
+			return s.send("POST", "/v1/memories", tm.writer.Token, body)
+		})
+		took := time.Since(began)
+		won := 0
+		for i, a := range answers {
+			switch {
+			case a.err != nil:
+				t.Errorf("round %d, submission %d: %v", round, i, a.err)
+			case a.status == 201:
+				won++
+			case (a.status == 409 || a.status == 422) && a.code == "submission.upload_unusable":
+			default:
+				t.Errorf("round %d, submission %d: %d %s", round, i, a.status, a.body)
+			}
+		}
+		if won != 1 {
+			t.Errorf("round %d: %d submissions bound the session, want 1", round, won)
+		}
+		// Losers wait for the winner's commit at most, never for deadlock
+		// detection and retries.
+		if took > 5*time.Second {
+			t.Errorf("round %d: the submissions took %s", round, took)
+		}
+	}
+	for q, want := range map[string]int64{
+		`SELECT count(*) FROM admission.artifacts`:                                                            rounds,
+		`SELECT count(*) FROM attachments.bindings`:                                                           rounds,
+		`SELECT count(*) FROM attachments.sessions WHERE bound_at IS NOT NULL`:                                rounds,
+		`SELECT count(*) FROM platform.journal_events WHERE event_type LIKE 'submission.%'`:                   rounds,
+		`SELECT count(*) FROM attachments.bindings b JOIN admission.artifacts a ON a.id = b.artifact_id`:      rounds,
+		`SELECT count(*) FROM (SELECT session_id FROM attachments.bindings GROUP BY 1 HAVING count(*) > 1) x`: 0,
+	} {
+		if got := s.count(t, q); got != want {
+			t.Errorf("%s: %d, want %d", q, got, want)
+		}
+	}
+	if out := s.mustOML(t, s.AdminKey, "admin", "journal", "verify"); !strings.Contains(out, "ok") {
+		t.Errorf("journal verify: %s", out)
 	}
 }

@@ -200,6 +200,30 @@ func (s Session) CheckPart(n int, length int64, now time.Time) (PartDecision, er
 	return Store, nil
 }
 
+// CheckBind decides whether the session may bind to a claim of keyID at
+// now: only its own key's complete session binds, once, before it
+// expires, and never one whose bytes missed their digest.
+func (s Session) CheckBind(keyID string, now time.Time) error {
+	switch {
+	case s.KeyID != keyID:
+		return Unusable("no upload session %s for this key", s.ID)
+	case s.State == Aborted && s.Reason == "digest mismatch":
+		return Unusable("upload session %s ended in a digest mismatch (upload.digest_mismatch); its bytes never bind", s.ID)
+	case s.State != Complete:
+		return Unusable("upload session %s is %s, not complete", s.ID, s.State)
+	case s.BoundAt != nil:
+		return Unusable("upload session %s is bound to a claim already; a session binds once, upload again", s.ID)
+	case s.Lapsed(now):
+		return Unusable("upload session %s expired at %s before it was bound; upload again", s.ID, s.ExpiresAt.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// Unusable is the refusal of a session a submission may not bind.
+func Unusable(format string, args ...any) error {
+	return errs.New(errs.UploadUnusable, "attachments bind completed upload sessions only (D3)", format, args...)
+}
+
 func reason(r string) string {
 	if r == "" {
 		return ""

@@ -88,3 +88,22 @@ func TestZeroSession(t *testing.T) {
 		t.Fatalf("part of the zero session: %v", err)
 	}
 }
+
+func TestCheckBind(t *testing.T) {
+	now := time.Now()
+	ok := Session{ID: "ups_x", KeyID: "key_a", State: Complete, ExpiresAt: now.Add(time.Hour)}
+	if err := ok.CheckBind("key_a", now); err != nil {
+		t.Fatalf("complete session of the key: %v", err)
+	}
+	for name, s := range map[string]Session{
+		"foreign":         {ID: "ups_x", KeyID: "key_b", State: Complete, ExpiresAt: now.Add(time.Hour)},
+		"digest mismatch": {ID: "ups_x", KeyID: "key_a", State: Aborted, Reason: "digest mismatch", ExpiresAt: now.Add(time.Hour)},
+		"open":            {ID: "ups_x", KeyID: "key_a", State: Open, ExpiresAt: now.Add(time.Hour)},
+		"bound":           {ID: "ups_x", KeyID: "key_a", State: Complete, BoundAt: &now, ExpiresAt: now.Add(time.Hour)},
+		"lapsed":          {ID: "ups_x", KeyID: "key_a", State: Complete, ExpiresAt: now},
+	} {
+		if err := s.CheckBind("key_a", now); !errs.Is(err, errs.UploadUnusable) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
