@@ -177,3 +177,62 @@ func TestAttachConcurrentBindsOneSession(t *testing.T) {
 		t.Errorf("journal verify: %s", out)
 	}
 }
+
+// Duplicates of a part racing its first write never keep the session's
+// write lease: after each round of them the lease is free (a held one
+// would answer the next part upload.busy for minutes), and the upload
+// completes.
+func TestAttachDuplicatePartsReleaseLease(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	const part = 5 << 20
+	const parts, senders = 9, 8
+	_, data, digest := randomFile(t, (parts-1)*part+1000)
+	ses := decode[uploadSession](t, s.openUpload(t, tm.writer.Token, len(data), digest), 201)
+	path := func(n int) string { return fmt.Sprintf("/v1/attachments/uploads/%s/parts/%d", ses.UploadSession, n) }
+
+	for n := 1; n < parts; n++ {
+		body := data[(n-1)*part : n*part]
+		// Each sender sends part n until it is answered 200 (stored, or
+		// already stored), retrying when another request holds the lease.
+		var wg sync.WaitGroup
+		errc := make(chan string, senders)
+		for range senders {
+			wg.Go(func() {
+				deadline := time.Now().Add(30 * time.Second)
+				for time.Now().Before(deadline) {
+					a := s.send("PUT", path(n), tm.writer.Token, body)
+					switch {
+					case a.err != nil || a.code == "upload.busy":
+						continue
+					case a.status == 200:
+						return
+					default:
+						errc <- fmt.Sprintf("part %d: %d %s", n, a.status, a.body)
+						return
+					}
+				}
+				errc <- fmt.Sprintf("part %d: still busy after 30s", n)
+			})
+		}
+		wg.Wait()
+		close(errc)
+		for e := range errc {
+			t.Fatal(e)
+		}
+		// Every request has been answered: none may hold the lease now.
+		deadline := time.Now().Add(2 * time.Second)
+		for s.count(t, `SELECT count(*) FROM attachments.sessions WHERE lease_token IS NOT NULL`) != 0 {
+			if time.Now().After(deadline) {
+				next := s.putPart(t, tm.writer.Token, ses.UploadSession, n+1, data[n*part:min((n+1)*part, len(data))])
+				t.Fatalf("after the duplicates of part %d were answered, the write lease is still held; part %d: %d %s", n, n+1, next.Status, next.Body)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	last := s.putPart(t, tm.writer.Token, ses.UploadSession, parts, data[(parts-1)*part:])
+	if done := decode[uploadSession](t, last, 200); done.State != "complete" || done.PartsReceived != parts {
+		t.Fatalf("last part: %+v", done)
+	}
+}
