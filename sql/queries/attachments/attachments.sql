@@ -11,9 +11,13 @@ INSERT INTO attachments.sessions (
 SELECT * FROM attachments.sessions WHERE tenant_id = $1 AND id = $2;
 
 -- name: SessionsForBind :many
--- Sessions a submission names, locked so a concurrent abort or sweep
--- cannot change them under the binding.
-SELECT * FROM attachments.sessions WHERE tenant_id = $1 AND id = ANY(@ids::text[]) FOR SHARE;
+-- Sessions a submission names, locked first, in id order, with the lock
+-- the binding's UPDATE needs: submissions naming the same session queue
+-- here behind the first and read it bound once it commits. A shared lock
+-- upgraded later by that UPDATE deadlocked every such submission.
+SELECT * FROM attachments.sessions WHERE tenant_id = $1 AND id = ANY(@ids::text[])
+ORDER BY id
+FOR NO KEY UPDATE;
 
 -- name: SessionsOpenCount :one
 SELECT count(*) FROM attachments.sessions

@@ -23,13 +23,15 @@ type Attachment struct {
 	Size      int64
 }
 
-func unusable(format string, args ...any) error {
-	return errs.New(errs.UploadUnusable, "attachments bind completed upload sessions only (D3)", format, args...)
-}
-
 // Bind attaches the content of complete upload sessions of keyID to an
 // artifact, in the submission's unit of work. An unknown, foreign,
 // incomplete, aborted (digest mismatch) or lapsed session is refused.
+//
+// Locks are taken in one order in every submission, so two never wait on
+// each other in a cycle: the named sessions' rows first (in id order,
+// for update: a submission naming a session another is binding waits for
+// it to commit, then finds the session bound), then their content
+// addresses in order. Every refusal comes before the first address lock.
 func (s *Service) Bind(ctx context.Context, tenant, keyID, artifact string, sessions []string) ([]Attachment, error) {
 	found, err := s.Repo.SessionsForBind(ctx, tenant, sessions)
 	if err != nil {
@@ -40,48 +42,60 @@ func (s *Service) Bind(ctx context.Context, tenant, keyID, artifact string, sess
 		byID[ses.ID] = ses
 	}
 	now := s.now()
-	var out []Attachment
+	bind := make([]domain.Session, 0, len(sessions))
 	for _, id := range sessions {
 		ses, ok := byID[id]
-		switch {
-		case !ok || ses.KeyID != keyID:
-			return nil, unusable("no upload session %s for this key", id)
-		case ses.State == domain.Aborted && ses.Reason == "digest mismatch":
-			return nil, unusable("upload session %s ended in a digest mismatch (upload.digest_mismatch); its bytes never bind", id)
-		case ses.State != domain.Complete:
-			return nil, unusable("upload session %s is %s, not complete", id, ses.State)
-		case ses.BoundAt != nil:
-			return nil, unusable("upload session %s is bound to a claim already; a session binds once, upload again", id)
-		case ses.Lapsed(now):
-			return nil, unusable("upload session %s expired at %s before it was bound; upload again", id, ses.ExpiresAt.Format(time.RFC3339))
+		if !ok {
+			return nil, domain.Unusable("no upload session %s for this key", id)
 		}
-		// The address lock orders this binding with a shred of the same
-		// content: either the binding keeps it, or the bind sees it gone.
-		if err := s.Repo.LockAddress(ctx, tenant, ses.Address); err != nil {
+		if err := ses.CheckBind(keyID, now); err != nil {
 			return nil, err
 		}
+		if slices.ContainsFunc(bind, func(x domain.Session) bool { return x.ExpectedSHA256 == ses.ExpectedSHA256 }) {
+			return nil, domain.Unusable("attachments name the same content twice (session %s)", id)
+		}
+		bind = append(bind, ses)
+	}
+	if err := s.lockAddresses(ctx, tenant, bind); err != nil {
+		return nil, err
+	}
+	out := make([]Attachment, 0, len(bind))
+	for _, ses := range bind {
 		if _, err := s.Repo.BlobGet(ctx, tenant, ses.ExpectedSHA256); errors.Is(err, ErrNotFound) {
-			return nil, unusable("the content of upload session %s was erased; upload again", id)
+			return nil, domain.Unusable("the content of upload session %s was erased; upload again", ses.ID)
 		} else if err != nil {
 			return nil, err
 		}
-		a := Attachment{SHA256: hex.EncodeToString(ses.ExpectedSHA256[:]), MediaType: ses.MediaType, Size: ses.Size}
-		if slices.ContainsFunc(out, func(x Attachment) bool { return x.SHA256 == a.SHA256 }) {
-			return nil, unusable("attachments name the same content twice (session %s)", id)
-		}
-		if ok, err := s.Repo.SessionBind(ctx, tenant, id, now); err != nil {
+		if ok, err := s.Repo.SessionBind(ctx, tenant, ses.ID, now); err != nil {
 			return nil, err
 		} else if !ok {
-			return nil, unusable("upload session %s is bound to a claim already; a session binds once, upload again", id)
+			return nil, domain.Unusable("upload session %s is bound to a claim already; a session binds once, upload again", ses.ID)
 		}
 		if err := s.Repo.BindingInsert(ctx, Binding{
 			TenantID: tenant, ArtifactID: artifact, SHA256: ses.ExpectedSHA256, SessionID: ses.ID, MediaType: ses.MediaType, Size: ses.Size,
 		}); err != nil {
 			return nil, err
 		}
-		out = append(out, a)
+		out = append(out, Attachment{SHA256: hex.EncodeToString(ses.ExpectedSHA256[:]), MediaType: ses.MediaType, Size: ses.Size})
 	}
 	return out, nil
+}
+
+// lockAddresses takes the address locks of the sessions' content, in
+// order. An address lock orders a binding with a shred of the same
+// content: either the binding keeps it, or the bind sees it gone.
+func (s *Service) lockAddresses(ctx context.Context, tenant string, sessions []domain.Session) error {
+	addresses := make([]string, 0, len(sessions))
+	for _, ses := range sessions {
+		addresses = append(addresses, ses.Address)
+	}
+	slices.Sort(addresses)
+	for _, a := range slices.Compact(addresses) {
+		if err := s.Repo.LockAddress(ctx, tenant, a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Release unbinds an erased artifact's attachments in its unit of work

@@ -311,18 +311,44 @@ func (s *Service) PutPart(ctx context.Context, p Part) (domain.Session, error) {
 		return domain.Session{}, errs.Retry(errs.UploadBusy, "one writer per upload session at a time (any replica)", time.Second,
 			"part %d of session %s is being written by another request; retry shortly", p.N, ses.ID)
 	}
+	// Every way out that records no part gives the lease back, a panic
+	// included: a request that writes nothing must never keep the next
+	// part out.
+	held := true
+	giveBack := func() {
+		if held {
+			held = false
+			s.release(ctx, c, ses.ID, token)
+		}
+	}
+	defer giveBack()
+	if d, err := leased.CheckPart(p.N, lengthOr(p.Length, leased.PartLength(p.N)), now); err != nil || d == domain.Repeat {
+		// A racing duplicate stored this part between the check above and
+		// the lease, or the session ended: nothing to write, so the lease
+		// goes back before the body is read.
+		giveBack()
+		if err != nil {
+			return domain.Session{}, err
+		}
+		return s.repeat(leased, p)
+	}
 	// The write may not outlive its lease: past it another writer may take
 	// the session over.
 	wctx, cancel := context.WithDeadline(ctx, now.Add(s.Config.LeaseTTL-leaseMargin))
 	defer cancel()
 	out, err := s.store(wctx, c, leased, token, p)
-	if err != nil {
-		// Nothing was recorded; let the next attempt in at once.
-		if rerr := s.Repo.Release(context.WithoutCancel(ctx), c.TenantID, ses.ID, token); rerr != nil {
-			s.Log.Warn("release upload lease", "session", ses.ID, "err", rerr)
-		}
+	if err == nil {
+		held = false // recording the part released it
 	}
 	return out, err
+}
+
+// release gives a session's write lease back, if this request still holds
+// it; recording a part releases it too.
+func (s *Service) release(ctx context.Context, c auth.Caller, id, token string) {
+	if err := s.Repo.Release(context.WithoutCancel(ctx), c.TenantID, id, token); err != nil {
+		s.Log.WarnContext(ctx, "release upload lease", "session", id, "err", err)
+	}
 }
 
 // leaseMargin is kept between a write's deadline and its lease's end.
@@ -454,17 +480,13 @@ func (s *Service) repeat(ses domain.Session, p Part) (domain.Session, error) {
 	return ses, nil
 }
 
-// store writes the next part under the lease. The body streams through:
-// each 64 KiB segment is hashed, sealed and handed to the store while the
-// client is still sending the rest, so receiving and storing overlap and
-// no part is ever held in memory whole.
+// store writes part p, the session's next (checked under the lease), under
+// the lease. The body streams through: each 64 KiB segment is hashed,
+// sealed and handed to the store while the client is still sending the
+// rest, so receiving and storing overlap and no part is ever held in
+// memory whole. It returns with the part recorded (which releases the
+// lease) or an error.
 func (s *Service) store(ctx context.Context, c auth.Caller, ses domain.Session, token string, p Part) (domain.Session, error) {
-	now := s.now()
-	if d, err := ses.CheckPart(p.N, lengthOr(p.Length, ses.PartLength(p.N)), now); err != nil {
-		return domain.Session{}, err
-	} else if d == domain.Repeat {
-		return s.repeat(ses, p)
-	}
 	running := sha256.New()
 	if len(ses.HashState) > 0 {
 		if err := running.(encoding.BinaryUnmarshaler).UnmarshalBinary(ses.HashState); err != nil {

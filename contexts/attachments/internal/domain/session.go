@@ -116,7 +116,16 @@ func (r *OpenRequest) Validate(maxSize int64) ([32]byte, error) {
 	return d, nil
 }
 
-func parts(size, partSize int64) int64 { return max(1, (size+partSize-1)/partSize) }
+// parts is how many parts of partSize hold size bytes: at least one (an
+// empty file is one empty part). A session without a part size, such as
+// the zero value a refusal carries, holds none rather than dividing by
+// zero.
+func parts(size, partSize int64) int64 {
+	if partSize <= 0 {
+		return 0
+	}
+	return max(1, (size+partSize-1)/partSize)
+}
 
 // PartsExpected is how many parts the session takes.
 func (s Session) PartsExpected() int { return int(parts(s.Size, s.PartSize)) }
@@ -189,6 +198,30 @@ func (s Session) CheckPart(n int, length int64, now time.Time) (PartDecision, er
 			"part %d of session %s must be %d bytes, got %d", n, s.ID, want, length)
 	}
 	return Store, nil
+}
+
+// CheckBind decides whether the session may bind to a claim of keyID at
+// now: only its own key's complete session binds, once, before it
+// expires, and never one whose bytes missed their digest.
+func (s Session) CheckBind(keyID string, now time.Time) error {
+	switch {
+	case s.KeyID != keyID:
+		return Unusable("no upload session %s for this key", s.ID)
+	case s.State == Aborted && s.Reason == "digest mismatch":
+		return Unusable("upload session %s ended in a digest mismatch (upload.digest_mismatch); its bytes never bind", s.ID)
+	case s.State != Complete:
+		return Unusable("upload session %s is %s, not complete", s.ID, s.State)
+	case s.BoundAt != nil:
+		return Unusable("upload session %s is bound to a claim already; a session binds once, upload again", s.ID)
+	case s.Lapsed(now):
+		return Unusable("upload session %s expired at %s before it was bound; upload again", s.ID, s.ExpiresAt.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// Unusable is the refusal of a session a submission may not bind.
+func Unusable(format string, args ...any) error {
+	return errs.New(errs.UploadUnusable, "attachments bind completed upload sessions only (D3)", format, args...)
 }
 
 func reason(r string) string {

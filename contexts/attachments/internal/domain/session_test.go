@@ -76,3 +76,34 @@ func TestCheckPart(t *testing.T) {
 		t.Fatal("an empty file is one empty part")
 	}
 }
+
+// The zero session a refusal returns has no parts and no next part; asking
+// never divides by its zero part size.
+func TestZeroSession(t *testing.T) {
+	var s Session
+	if s.PartsExpected() != 0 || s.NextPart() != 0 || s.String() == "" {
+		t.Fatalf("zero session: %d parts, next %d", s.PartsExpected(), s.NextPart())
+	}
+	if _, err := s.CheckPart(1, 0, time.Now()); !errs.Is(err, errs.UploadPartRange) {
+		t.Fatalf("part of the zero session: %v", err)
+	}
+}
+
+func TestCheckBind(t *testing.T) {
+	now := time.Now()
+	ok := Session{ID: "ups_x", KeyID: "key_a", State: Complete, ExpiresAt: now.Add(time.Hour)}
+	if err := ok.CheckBind("key_a", now); err != nil {
+		t.Fatalf("complete session of the key: %v", err)
+	}
+	for name, s := range map[string]Session{
+		"foreign":         {ID: "ups_x", KeyID: "key_b", State: Complete, ExpiresAt: now.Add(time.Hour)},
+		"digest mismatch": {ID: "ups_x", KeyID: "key_a", State: Aborted, Reason: "digest mismatch", ExpiresAt: now.Add(time.Hour)},
+		"open":            {ID: "ups_x", KeyID: "key_a", State: Open, ExpiresAt: now.Add(time.Hour)},
+		"bound":           {ID: "ups_x", KeyID: "key_a", State: Complete, BoundAt: &now, ExpiresAt: now.Add(time.Hour)},
+		"lapsed":          {ID: "ups_x", KeyID: "key_a", State: Complete, ExpiresAt: now},
+	} {
+		if err := s.CheckBind("key_a", now); !errs.Is(err, errs.UploadUnusable) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

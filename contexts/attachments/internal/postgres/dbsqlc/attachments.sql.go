@@ -716,7 +716,9 @@ func (q *Queries) SessionsExpireDue(ctx context.Context, db DBTX, arg SessionsEx
 }
 
 const sessionsForBind = `-- name: SessionsForBind :many
-SELECT tenant_id, id, key_id, state, media_type, size_bytes, expected_sha256, part_size, parts_received, bytes_received, hash_state, part_sha256, part_etags, part_writes, address, object_key, store_upload, wrapped_key, lease_token, lease_until, reason, created_at, expires_at, completed_at, bound_at FROM attachments.sessions WHERE tenant_id = $1 AND id = ANY($2::text[]) FOR SHARE
+SELECT tenant_id, id, key_id, state, media_type, size_bytes, expected_sha256, part_size, parts_received, bytes_received, hash_state, part_sha256, part_etags, part_writes, address, object_key, store_upload, wrapped_key, lease_token, lease_until, reason, created_at, expires_at, completed_at, bound_at FROM attachments.sessions WHERE tenant_id = $1 AND id = ANY($2::text[])
+ORDER BY id
+FOR NO KEY UPDATE
 `
 
 type SessionsForBindParams struct {
@@ -724,8 +726,10 @@ type SessionsForBindParams struct {
 	Ids      []string
 }
 
-// Sessions a submission names, locked so a concurrent abort or sweep
-// cannot change them under the binding.
+// Sessions a submission names, locked first, in id order, with the lock
+// the binding's UPDATE needs: submissions naming the same session queue
+// here behind the first and read it bound once it commits. A shared lock
+// upgraded later by that UPDATE deadlocked every such submission.
 func (q *Queries) SessionsForBind(ctx context.Context, db DBTX, arg SessionsForBindParams) ([]AttachmentsSession, error) {
 	rows, err := db.Query(ctx, sessionsForBind, arg.TenantID, arg.Ids)
 	if err != nil {
