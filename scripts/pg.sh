@@ -12,6 +12,11 @@
 # socket in var/pg/run only. When OML_TEST_DATABASE_URL is set nothing is
 # started: the given server is only checked (start), printed (url) or left
 # alone (stop).
+#
+# Huge pages: the cluster always has huge_pages = try (it uses what the
+# administrator set aside). OML_PG_HUGE_PAGES=on (make bench) also reserves,
+# as root, the pages its shared buffers need while it runs, which changes
+# vm.nr_hugepages for the whole machine; OML_PG_HUGE_PAGES=off turns them off.
 set -euo pipefail
 
 LOG_PREFIX=pg
@@ -21,6 +26,7 @@ PG_MAJOR=15
 PGBIN=/usr/lib/postgresql/$PG_MAJOR/bin
 PG_CONFIG=$PGBIN/pg_config
 PORT=${OML_PG_PORT:-55432}
+HUGE=${OML_PG_HUGE_PAGES:-try}
 HANDLE=$ROOT/var/pg
 # Where the state goes when the postgres user cannot reach var/: a system
 # state directory, not /var/tmp, which systemd's default tmpfiles rule
@@ -41,6 +47,7 @@ SRC_SUITE=trixie
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 [[ $PORT =~ ^[0-9]+$ ]] || die "OML_PG_PORT must be a number, got '$PORT'"
+[[ $HUGE == on || $HUGE == off || $HUGE == try ]] || die "OML_PG_HUGE_PAGES must be on, off or try, got '$HUGE'"
 
 # ---------------------------------------------------------------- where the state lives
 
@@ -384,9 +391,10 @@ shared_buffers = $(shared_buffers)
 synchronous_commit = off
 # pgvector 0.8.0 has a bug in parallel HNSW index builds: build serially.
 max_parallel_maintenance_workers = 0
-# Shared buffers in 2 MB pages when the kernel has them (reserve_huge_pages);
+# Shared buffers in 2 MB pages when the kernel has them set aside (by the
+# administrator, or by reserve_huge_pages with OML_PG_HUGE_PAGES=on);
 # otherwise ordinary pages.
-huge_pages = $([[ ${OML_PG_HUGE_PAGES:-try} == off ]] && echo off || echo try)
+huge_pages = $([[ $HUGE == off ]] && echo off || echo try)
 EOF
 	if is_root; then chown "$PGUSER_OS": "$conf"; fi
 	grep -q "^include_if_exists = 'oml.conf'" "$DATA/postgresql.conf" ||
@@ -416,13 +424,18 @@ setup_databases() {
 # Huge pages for the shared buffers. On a virtual machine every buffer a
 # backend touches in 4 KB pages costs a two-level page walk; with a 2 GB
 # buffer pool that made HNSW walks and exact scans 2–4× slower than in 2 MB
-# pages (docs/BENCHMARKS.md). As root, reserve what the cluster needs
-# (Postgres computes it: shared_memory_size_in_huge_pages) for as long as it
-# runs; local_stop gives back what was added. Not root, or
-# OML_PG_HUGE_PAGES=off: nothing is reserved, and huge_pages = try uses
-# whatever the administrator set aside.
+# pages (docs/BENCHMARKS.md). vm.nr_hugepages is a setting of the
+# whole machine, so only OML_PG_HUGE_PAGES=on (make bench) touches it: as
+# root, reserve what the cluster needs (Postgres computes it:
+# shared_memory_size_in_huge_pages) for as long as it runs; local_stop gives
+# back what was added. Otherwise nothing is reserved, and huge_pages = try
+# uses whatever the administrator set aside.
 reserve_huge_pages() {
-	[[ ${OML_PG_HUGE_PAGES:-try} != off ]] && is_root && [[ -w /proc/sys/vm/nr_hugepages ]] || return 0
+	[[ $HUGE == on ]] || return 0
+	if ! is_root || [[ ! -w /proc/sys/vm/nr_hugepages ]]; then
+		warn "OML_PG_HUGE_PAGES=on, but only root can reserve huge pages; postgres uses those already set aside, if any"
+		return 0
+	fi
 	local need free rsvd total want got added
 	# Postgres computes the need only while the cluster is down, as here.
 	need=$(as_pg "$PGBIN/postgres" -D "$DATA" -C shared_memory_size_in_huge_pages 2>/dev/null) || return 0
@@ -480,6 +493,7 @@ local_start() {
 		port=$(live_port)
 		[[ $port == "$PORT" ]] || warn "already running on port $port, not $PORT; stop and start to change it"
 		say "already running on 127.0.0.1:$port (data $DATA)"
+		[[ $HUGE != on ]] || say "OML_PG_HUGE_PAGES=on reserves huge pages only when the cluster starts; stop it first to have them"
 	else
 		write_conf
 		reserve_huge_pages
