@@ -4,10 +4,19 @@
 #
 #   scripts/pg.sh start|stop|status|url
 #
-# State lives under var/pg/ (data, socket dir, log, generated password). The
-# server listens on 127.0.0.1:${OML_PG_PORT:-55432} and on a unix socket in
-# var/pg/run only. When OML_TEST_DATABASE_URL is set nothing is started: the
-# given server is only checked (start), printed (url) or left alone (stop).
+# State lives under var/pg/ (data, socket dir, log, generated password). Run
+# as root, postgres runs as another user; when that user cannot reach var/
+# (a checkout in a mode-0700 home directory, say), the state lives in
+# /var/lib/oml/pg-<hash of the checkout's path> instead and var/pg is a link
+# to it. The server listens on 127.0.0.1:${OML_PG_PORT:-55432} and on a unix
+# socket in var/pg/run only. When OML_TEST_DATABASE_URL is set nothing is
+# started: the given server is only checked (start), printed (url) or left
+# alone (stop).
+#
+# Huge pages: the cluster always has huge_pages = try (it uses what the
+# administrator set aside). OML_PG_HUGE_PAGES=on (make bench) also reserves,
+# as root, the pages its shared buffers need while it runs, which changes
+# vm.nr_hugepages for the whole machine; OML_PG_HUGE_PAGES=off turns them off.
 set -euo pipefail
 
 LOG_PREFIX=pg
@@ -17,12 +26,14 @@ PG_MAJOR=15
 PGBIN=/usr/lib/postgresql/$PG_MAJOR/bin
 PG_CONFIG=$PGBIN/pg_config
 PORT=${OML_PG_PORT:-55432}
-PGVAR=$ROOT/var/pg
-DATA=$PGVAR/data
-SOCKDIR=$PGVAR/run
-LOGFILE=$PGVAR/postgres.log
-PWFILE=$PGVAR/password
-HUGE_ADDED=$PGVAR/hugepages.added
+HUGE=${OML_PG_HUGE_PAGES:-try}
+HANDLE=$ROOT/var/pg
+# Where the state goes when the postgres user cannot reach var/: a system
+# state directory, not /var/tmp, which systemd's default tmpfiles rule
+# empties of files unused for 30 days and where anyone could create the
+# name first.
+STATE_BASE=/var/lib/oml
+STATE_DIR=$STATE_BASE/pg-$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)
 BUILD=$ROOT/var/build
 SUPERUSER=oml
 DBNAME=oml
@@ -36,6 +47,80 @@ SRC_SUITE=trixie
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 [[ $PORT =~ ^[0-9]+$ ]] || die "OML_PG_PORT must be a number, got '$PORT'"
+[[ $HUGE == on || $HUGE == off || $HUGE == try ]] || die "OML_PG_HUGE_PAGES must be on, off or try, got '$HUGE'"
+
+# ---------------------------------------------------------------- where the state lives
+
+# set_pgvar DIR: the cluster's state directory and the paths inside it.
+set_pgvar() {
+	PGVAR=$1
+	DATA=$PGVAR/data
+	SOCKDIR=$PGVAR/run
+	LOGFILE=$PGVAR/postgres.log
+	PWFILE=$PGVAR/password
+	HUGE_ADDED=$PGVAR/hugepages.added
+	OWNER_FILE=$PGVAR/checkout
+}
+
+# The checkout a state directory outside var/ belongs to (its 'checkout' file).
+state_owner() { cat "$1/checkout" 2>/dev/null || true; }
+
+# var/pg is the handle: a directory, or a link to this checkout's directory
+# under $STATE_BASE. Without var/pg, root still finds this checkout's state
+# directory there (var/ was deleted, not the cluster); start links it again.
+locate_pgvar() {
+	local target owner
+	if [[ -L $HANDLE ]]; then
+		target=$(readlink "$HANDLE")
+		[[ $target == /* ]] || target=$ROOT/var/$target
+		owner=$(state_owner "$target")
+		if [[ -n $owner && $owner != "$ROOT" ]]; then
+			die "var/pg links to $target, the cluster of the checkout $owner, and two checkouts must not share one; delete var/pg (this checkout then gets its own) or, if $owner was moved here, write $ROOT into $target/checkout"
+		fi
+		set_pgvar "$target"
+	elif [[ ! -e $HANDLE ]] && is_root && [[ $(state_owner "$STATE_DIR") == "$ROOT" ]]; then
+		set_pgvar "$STATE_DIR"
+	else
+		set_pgvar "$HANDLE"
+	fi
+}
+
+# What to delete to start over.
+state_desc() {
+	if [[ $PGVAR == "$HANDLE" ]]; then echo "$HANDLE"; else echo "$PGVAR and $HANDLE"; fi
+}
+
+# At the first start as root: keep the state in var/pg when the postgres user
+# can reach it, else in $STATE_DIR with var/pg linking to it. Unix socket
+# paths are limited to 107 bytes, so a checkout too deep for one moves too.
+place_cluster() {
+	[[ -e $HANDLE || -L $HANDLE ]] && return 0
+	is_root || return 0
+	local why="" owner
+	mkdir -p "$ROOT/var"
+	if [[ $PGVAR != "$HANDLE" ]]; then
+		say "using this checkout's cluster in $PGVAR again (var/pg links to it)"
+	else
+		if ! runuser -u "$PGUSER_OS" -- test -x "$ROOT/var" 2>/dev/null; then
+			why="user $PGUSER_OS cannot reach $ROOT/var"
+		elif ((${#HANDLE} + 24 > 107)); then
+			why="$HANDLE is too long a path for a unix socket"
+		fi
+		[[ -n $why ]] || return 0
+		owner=$(state_owner "$STATE_DIR")
+		if [[ -n $owner && $owner != "$ROOT" ]]; then
+			die "$why, and $STATE_DIR belongs to the checkout $owner; delete it if that checkout is gone"
+		fi
+		say "$why; keeping the cluster in $STATE_DIR (var/pg links to it)"
+	fi
+	# The base must be searchable by the postgres user whatever root's umask.
+	mkdir -p "$STATE_BASE" "$STATE_DIR"
+	chmod 0755 "$STATE_BASE"
+	printf '%s\n' "$ROOT" >"$STATE_DIR/checkout"
+	ln -s "$STATE_DIR" "$HANDLE"
+	set_pgvar "$STATE_DIR"
+	resolve_pg_user create
+}
 
 usage() {
 	echo "usage: $0 start|stop|status|url" >&2
@@ -197,7 +282,7 @@ resolve_pg_user() {
 			useradd --system --user-group --no-create-home --home-dir "$PGVAR" --shell /usr/sbin/nologin omlpg
 		fi
 	fi
-	[[ $PGUSER_OS != root ]] || die "$DATA is owned by root; postgres cannot run as root — delete $PGVAR and start again"
+	[[ $PGUSER_OS != root ]] || die "$DATA is owned by root; postgres cannot run as root — delete $(state_desc) and start again"
 }
 
 # Run a command as the cluster's OS user (from a directory it can read).
@@ -224,21 +309,34 @@ live_port() {
 }
 
 prepare_dirs() {
+	local fix
+	if is_root; then
+		fix="stop it, delete $HANDLE and start again: the cluster then lives in $STATE_BASE"
+	else
+		fix="move the checkout"
+	fi
+	if [[ $PGVAR != "$HANDLE" ]]; then
+		# A state directory outside var/ (deleted and made again, maybe).
+		mkdir -p "$STATE_BASE"
+		chmod 0755 "$STATE_BASE"
+		mkdir -p "$PGVAR"
+		[[ -s $OWNER_FILE ]] || printf '%s\n' "$ROOT" >"$OWNER_FILE"
+	fi
 	mkdir -p "$PGVAR" "$SOCKDIR"
 	if is_root && [[ $(stat -c %U "$PGVAR") != "$PGUSER_OS" || $(stat -c %U "$SOCKDIR") != "$PGUSER_OS" ]]; then
 		chown -R "$PGUSER_OS": "$PGVAR"
 	fi
 	chmod 0700 "$PGVAR" "$SOCKDIR"
 	as_pg test -x "$PGVAR" -a -w "$PGVAR" ||
-		die "user $PGUSER_OS cannot reach $PGVAR (a parent directory is not searchable by it); move the checkout or chmod o+x its parent directories"
+		die "user $PGUSER_OS cannot reach $PGVAR (a parent directory is not searchable by it); $fix"
 	# Unix socket paths are limited to 107 bytes.
-	((${#SOCKDIR} + 20 < 108)) || die "socket path $SOCKDIR is too long for a unix socket; use a shorter checkout path"
+	((${#SOCKDIR} + 20 < 108)) || die "socket path $SOCKDIR is too long for a unix socket; $fix"
 }
 
 ensure_password() {
 	if [[ ! -s $PWFILE ]]; then
 		[[ -f $DATA/PG_VERSION ]] &&
-			die "cluster exists in $DATA but $PWFILE is gone, so its password is unknown; delete $PGVAR (stop the server first) to start over"
+			die "cluster exists in $DATA but $PWFILE is gone, so its password is unknown; delete $(state_desc) (stop the server first) to start over"
 		rand_hex 16 | write_secret "$PWFILE"
 	fi
 	if is_root; then chown "$PGUSER_OS": "$PWFILE"; fi
@@ -293,9 +391,10 @@ shared_buffers = $(shared_buffers)
 synchronous_commit = off
 # pgvector 0.8.0 has a bug in parallel HNSW index builds: build serially.
 max_parallel_maintenance_workers = 0
-# Shared buffers in 2 MB pages when the kernel has them (reserve_huge_pages);
+# Shared buffers in 2 MB pages when the kernel has them set aside (by the
+# administrator, or by reserve_huge_pages with OML_PG_HUGE_PAGES=on);
 # otherwise ordinary pages.
-huge_pages = $([[ ${OML_PG_HUGE_PAGES:-try} == off ]] && echo off || echo try)
+huge_pages = $([[ $HUGE == off ]] && echo off || echo try)
 EOF
 	if is_root; then chown "$PGUSER_OS": "$conf"; fi
 	grep -q "^include_if_exists = 'oml.conf'" "$DATA/postgresql.conf" ||
@@ -325,13 +424,18 @@ setup_databases() {
 # Huge pages for the shared buffers. On a virtual machine every buffer a
 # backend touches in 4 KB pages costs a two-level page walk; with a 2 GB
 # buffer pool that made HNSW walks and exact scans 2–4× slower than in 2 MB
-# pages (docs/BENCHMARKS.md). As root, reserve what the cluster needs
-# (Postgres computes it: shared_memory_size_in_huge_pages) for as long as it
-# runs; local_stop gives back what was added. Not root, or
-# OML_PG_HUGE_PAGES=off: nothing is reserved, and huge_pages = try uses
-# whatever the administrator set aside.
+# pages (docs/BENCHMARKS.md). vm.nr_hugepages is a setting of the
+# whole machine, so only OML_PG_HUGE_PAGES=on (make bench) touches it: as
+# root, reserve what the cluster needs (Postgres computes it:
+# shared_memory_size_in_huge_pages) for as long as it runs; local_stop gives
+# back what was added. Otherwise nothing is reserved, and huge_pages = try
+# uses whatever the administrator set aside.
 reserve_huge_pages() {
-	[[ ${OML_PG_HUGE_PAGES:-try} != off ]] && is_root && [[ -w /proc/sys/vm/nr_hugepages ]] || return 0
+	[[ $HUGE == on ]] || return 0
+	if ! is_root || [[ ! -w /proc/sys/vm/nr_hugepages ]]; then
+		warn "OML_PG_HUGE_PAGES=on, but only root can reserve huge pages; postgres uses those already set aside, if any"
+		return 0
+	fi
 	local need free rsvd total want got added
 	# Postgres computes the need only while the cluster is down, as here.
 	need=$(as_pg "$PGBIN/postgres" -D "$DATA" -C shared_memory_size_in_huge_pages 2>/dev/null) || return 0
@@ -379,6 +483,7 @@ local_start() {
 	[[ -x $PGBIN/initdb ]] || die "PostgreSQL $PG_MAJOR server not found in $PGBIN (apt-get install postgresql-$PG_MAJOR)"
 	ensure_extensions_installed
 	resolve_pg_user create
+	place_cluster
 	prepare_dirs
 	ensure_password
 	init_cluster
@@ -388,6 +493,7 @@ local_start() {
 		port=$(live_port)
 		[[ $port == "$PORT" ]] || warn "already running on port $port, not $PORT; stop and start to change it"
 		say "already running on 127.0.0.1:$port (data $DATA)"
+		[[ $HUGE != on ]] || say "OML_PG_HUGE_PAGES=on reserves huge pages only when the cluster starts; stop it first to have them"
 	else
 		write_conf
 		reserve_huge_pages
@@ -428,10 +534,14 @@ local_stop() {
 main() {
 	[[ $# -eq 1 ]] || usage
 	local external=${OML_TEST_DATABASE_URL:-}
+	# start and stop locate it again under the lock: a parallel start may
+	# have placed it meanwhile.
+	[[ -n $external ]] || locate_pgvar
 	case $1 in
 	start)
 		if [[ -n $external ]]; then external_start; else
 			lock pg
+			locate_pgvar
 			local_start
 		fi
 		;;
@@ -440,6 +550,7 @@ main() {
 			say "OML_TEST_DATABASE_URL is set; nothing of ours to stop"
 		else
 			lock pg
+			locate_pgvar
 			local_stop
 		fi
 		;;
