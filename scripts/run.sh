@@ -94,7 +94,7 @@ MCP client config for the demo writer (paste into your agent's settings):
 }
 
 Try it:  OML_API_KEY=\$(grep WRITER var/demo/keys.env | cut -d= -f2) bin/oml call oml_workarea_info '{"workarea":"universe.procurement"}'
-Reviewer pages arrive with the serve ceremony (admission); until then reviewers use the HTTP API.
+Reviewers use the HTTP API: POST /v1/reviews/serve, then POST /v1/reviews/{serve_id}/verdict (docs/API.md).
 CONFIG
 
 wait $SERVER

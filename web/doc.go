@@ -1,4 +1,4 @@
-// Package web will serve the reviewer pages (the serve ceremony) and the
-// human's inbox: server-rendered with html/template, embedded, with CSRF
-// protection. Empty until the admission and inbox contexts land.
+// Package web is reserved for the reviewer and inbox pages (server-rendered
+// with html/template, embedded, with CSRF protection). It holds no page yet:
+// reviewers use the HTTP API's serve ceremony.
 package web
