@@ -32,9 +32,10 @@ generate: ## regenerate sqlc code from sql/
 verify: ## check committed sqlc code matches sql/ (sqlc diff)
 	$$(scripts/tools.sh sqlc) diff
 
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet and staticcheck (installs staticcheck if missing)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$$(scripts/tools.sh staticcheck) ./...
 
 db/reset: ## drop and recreate the private development database, then migrate
 	@scripts/pg.sh start

@@ -114,9 +114,7 @@ func startServer(t testing.TB, extraEnv ...string) *server {
 		"AWS_ACCESS_KEY_ID=" + os.Getenv("AWS_ACCESS_KEY_ID"), "AWS_SECRET_ACCESS_KEY=" + os.Getenv("AWS_SECRET_ACCESS_KEY"),
 	}, extraEnv...)
 	out := s.run(t, "keygen", "--dir", keys)
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		s.env = append(s.env, line)
-	}
+	s.env = append(s.env, strings.Split(strings.TrimSpace(out), "\n")...)
 	s.run(t, "migrate")
 	var boot struct {
 		TenantID       string `json:"tenant_id"`

@@ -21,6 +21,7 @@ import (
 	"github.com/omlhub/oml/platform/journal"
 	"github.com/omlhub/oml/platform/migrate"
 	"github.com/omlhub/oml/platform/pg"
+	"github.com/omlhub/oml/platform/scope"
 	"github.com/omlhub/oml/platform/transport"
 	"github.com/omlhub/oml/sql/migrations"
 )
@@ -94,6 +95,10 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 // accessPort adapts the access context to admission's Access port.
 type accessPort struct{ m *access.Module }
 
+func (a accessPort) Subtrees(ctx context.Context, s scope.Scope) (scope.Subtrees, error) {
+	return a.m.Subtrees(ctx, s)
+}
+
 func (a accessPort) Workarea(ctx context.Context, ref string) (admission.Workarea, error) {
 	w, err := a.m.Effective(ctx, ref)
 	if err != nil {
@@ -101,8 +106,8 @@ func (a accessPort) Workarea(ctx context.Context, ref string) (admission.Workare
 	}
 	return admission.Workarea{
 		ID: w.ID, Path: w.Path, IDPath: w.IDPath, Status: w.Status, Root: w.Root,
-		Reader: slices.Contains(w.Scopes, "reader"), Writer: slices.Contains(w.Scopes, "writer"),
-		Admin: slices.Contains(w.Scopes, "admin"),
+		Reader: slices.Contains(w.Scopes, string(scope.Reader)), Writer: slices.Contains(w.Scopes, string(scope.Writer)),
+		Admin: slices.Contains(w.Scopes, string(scope.Admin)),
 	}, nil
 }
 
@@ -110,15 +115,14 @@ func (a accessPort) WorkareaByID(ctx context.Context, id string) (admission.Work
 	return a.Workarea(ctx, id)
 }
 
-func (a accessPort) Subtrees(ctx context.Context, scope string) (admission.Subtrees, error) {
-	allow, deny, err := a.m.Subtrees(ctx, scope)
-	return admission.Subtrees{Allow: allow, Deny: deny}, err
-}
-
 func (a accessPort) Banned(ctx context.Context) (bool, string, error) { return a.m.Banned(ctx) }
 
 // lineageAccess adapts the access context to lineage's Access port.
 type lineageAccess struct{ m *access.Module }
+
+func (a lineageAccess) Subtrees(ctx context.Context, s scope.Scope) (scope.Subtrees, error) {
+	return a.m.Subtrees(ctx, s)
+}
 
 func (a lineageAccess) Workarea(ctx context.Context, ref string) (lineage.Workarea, error) {
 	w, err := a.m.Effective(ctx, ref)
@@ -126,12 +130,7 @@ func (a lineageAccess) Workarea(ctx context.Context, ref string) (lineage.Workar
 		return lineage.Workarea{}, err
 	}
 	return lineage.Workarea{ID: w.ID, IDPath: w.IDPath, Status: w.Status,
-		Reader: slices.Contains(w.Scopes, "reader"), Propose: slices.Contains(w.Scopes, "dreamer.propose")}, nil
-}
-
-func (a lineageAccess) Subtrees(ctx context.Context, scope string) (lineage.Subtrees, error) {
-	allow, deny, err := a.m.Subtrees(ctx, scope)
-	return lineage.Subtrees{Allow: allow, Deny: deny}, err
+		Reader: slices.Contains(w.Scopes, string(scope.Reader)), Propose: slices.Contains(w.Scopes, string(scope.DreamerPropose))}, nil
 }
 
 // lineagePort adapts the lineage context to admission's Lineage port.
@@ -259,8 +258,8 @@ func (u uploadsPort) Review(ctx context.Context, tenant, artifact string) ([]adm
 type attachmentsAccess struct{ m *access.Module }
 
 func (a attachmentsAccess) Writes(ctx context.Context) (bool, error) {
-	allow, _, err := a.m.Subtrees(ctx, "writer")
-	return len(allow) > 0, err
+	writable, err := a.m.Subtrees(ctx, scope.Writer)
+	return !writable.Empty(), err
 }
 
 func (a attachmentsAccess) AdministersTenant(ctx context.Context) error {
@@ -308,14 +307,13 @@ func (x indexPort) Withdrawn(ctx context.Context, tenant, artifact string) error
 // retrievalAccess adapts the access context to retrieval's Access port.
 type retrievalAccess struct{ m *access.Module }
 
-func (a retrievalAccess) Workarea(ctx context.Context, ref string) (retrieval.Workarea, error) {
-	w, err := a.m.Effective(ctx, ref)
-	return retrieval.Workarea{ID: w.ID, IDPath: w.IDPath, Reader: slices.Contains(w.Scopes, "reader")}, err
+func (a retrievalAccess) Subtrees(ctx context.Context, s scope.Scope) (scope.Subtrees, error) {
+	return a.m.Subtrees(ctx, s)
 }
 
-func (a retrievalAccess) Subtrees(ctx context.Context, scope string) (retrieval.Subtrees, error) {
-	allow, deny, err := a.m.Subtrees(ctx, scope)
-	return retrieval.Subtrees{Allow: allow, Deny: deny}, err
+func (a retrievalAccess) Workarea(ctx context.Context, ref string) (retrieval.Workarea, error) {
+	w, err := a.m.Effective(ctx, ref)
+	return retrieval.Workarea{ID: w.ID, IDPath: w.IDPath, Reader: slices.Contains(w.Scopes, string(scope.Reader))}, err
 }
 
 func (a retrievalAccess) Paths(ctx context.Context, ids []string) (map[string]string, error) {

@@ -20,6 +20,7 @@ import (
 	"github.com/omlhub/oml/platform/idempotency"
 	"github.com/omlhub/oml/platform/journal"
 	"github.com/omlhub/oml/platform/pg"
+	"github.com/omlhub/oml/platform/scope"
 	"github.com/omlhub/oml/platform/transport"
 )
 
@@ -101,12 +102,13 @@ func (m *Module) Effective(ctx context.Context, ref string) (Workarea, error) {
 
 // Subtrees returns the id paths where the caller holds scope (allow) and
 // the ones its denies carve out.
-func (m *Module) Subtrees(ctx context.Context, scope string) (allow, deny []string, err error) {
-	s, ok := domain.ParseScope(scope)
+func (m *Module) Subtrees(ctx context.Context, s scope.Scope) (scope.Subtrees, error) {
+	sc, ok := domain.ParseScope(string(s))
 	if !ok {
-		return nil, nil, fmt.Errorf("access: unknown scope %q", scope)
+		return scope.Subtrees{}, fmt.Errorf("access: unknown scope %q", s)
 	}
-	return m.svc.Subtrees(ctx, s)
+	allow, deny, err := m.svc.Subtrees(ctx, sc)
+	return scope.Subtrees{Allow: allow, Deny: deny}, err
 }
 
 // Banned reports whether the caller's principal is banned, and why.

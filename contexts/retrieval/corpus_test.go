@@ -13,6 +13,7 @@ import (
 	"github.com/omlhub/oml/contexts/retrieval/internal/postgres"
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/pg"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // The synthetic corpus the recall benchmark and the exact-vs-HNSW test
@@ -183,7 +184,7 @@ func (treeAccess) Workarea(_ context.Context, ref string) (app.Workarea, error) 
 	return app.Workarea{ID: "wa_" + ref, IDPath: ref, Reader: true}, nil
 }
 
-func (treeAccess) Subtrees(context.Context, string) (app.Subtrees, error) {
+func (treeAccess) Subtrees(context.Context, scope.Scope) (app.Subtrees, error) {
 	return app.Subtrees{Allow: []string{"r"}}, nil
 }
 

@@ -5,6 +5,8 @@ package auth
 
 import (
 	"context"
+
+	"github.com/omlhub/oml/platform/errs"
 )
 
 // Caller is the identity behind a bearer key.
@@ -27,4 +29,21 @@ func With(ctx context.Context, c Caller) context.Context {
 func From(ctx context.Context) (Caller, bool) {
 	c, ok := ctx.Value(callerKey{}).(Caller)
 	return c, ok
+}
+
+// RuleOperator is the rule an operator key's content verb is refused by.
+const RuleOperator = "operator never writes, reads or reviews content (D9)"
+
+// ContentCaller returns the caller of a content verb (what names it in the
+// refusal): no caller is auth.missing_key, an operator key
+// access.verb_ceiling.
+func ContentCaller(ctx context.Context, what string) (Caller, error) {
+	c, ok := From(ctx)
+	if !ok {
+		return c, errs.New(errs.AuthMissing, "every call presents a bearer key; there is no anonymous call", "no authenticated caller")
+	}
+	if c.Role == "operator" {
+		return c, errs.New(errs.VerbCeiling, RuleOperator, "operator keys have no %s", what)
+	}
+	return c, nil
 }

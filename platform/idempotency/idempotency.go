@@ -180,28 +180,8 @@ func withReplayFlag(body []byte) []byte {
 	return slices.Concat(trimmed[:n], []byte(","+on+"}"))
 }
 
-// Doer is what [Run] needs; *Store implements it and app tests fake it.
+// Doer runs a write once per scope; *Store implements it and app tests
+// fake it.
 type Doer interface {
 	Do(ctx context.Context, scope Scope, req any, write func(ctx context.Context) (any, error)) (Result, error)
-}
-
-// Run is the typed form of [Store.Do]: it returns the write's value, or
-// the stored one decoded on a replay, and whether it was a replay.
-func Run[T any](ctx context.Context, d Doer, scope Scope, req any, write func(ctx context.Context) (T, error)) (T, bool, error) {
-	var out T
-	res, err := d.Do(ctx, scope, req, func(ctx context.Context) (any, error) {
-		v, err := write(ctx)
-		out = v
-		return v, err
-	})
-	if err != nil {
-		var zero T
-		return zero, false, err
-	}
-	if res.Replay {
-		if err := json.Unmarshal(res.Body, &out); err != nil {
-			return out, true, fmt.Errorf("idempotency: decode stored response: %w", err)
-		}
-	}
-	return out, res.Replay, nil
 }

@@ -13,7 +13,7 @@ func TestNewHas(t *testing.T) {
 			t.Errorf("Has(%q) = true, want false", bad)
 		}
 	}
-	if New(Key) == New(Key) {
+	if a, b := New(Key), New(Key); a == b {
 		t.Fatal("two ids are equal")
 	}
 }

@@ -76,7 +76,7 @@ func (testModule) Tools(t *transport.Tools) {
 	})
 	transport.Add(t, transport.ToolSpec{Name: "boom", Description: "a tool with a bug"}, func(context.Context, struct{}) (echoOut, error) {
 		var m map[string]int
-		m["x"] = 1 // a nil map write: the kind of bug that must not stop a replica
+		m["x"] = 1 //lint:ignore SA5000 a nil map write on purpose: the kind of bug that must not stop a replica
 		return echoOut{}, nil
 	})
 }

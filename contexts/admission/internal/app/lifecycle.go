@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/omlhub/oml/contexts/admission/internal/domain"
+	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/ids"
 	"github.com/omlhub/oml/platform/journal"
@@ -27,7 +28,7 @@ func (s *Service) Erase(ctx context.Context, id, reason string) (domain.Claim, e
 }
 
 func (s *Service) lifecycle(ctx context.Context, id, reason, event string, apply func(*domain.Claim) error) (domain.Claim, error) {
-	caller, err := contentCaller(ctx, "lifecycle verbs")
+	caller, err := auth.ContentCaller(ctx, "lifecycle verbs")
 	if err != nil {
 		return domain.Claim{}, err
 	}

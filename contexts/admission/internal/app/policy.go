@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/omlhub/oml/contexts/admission/internal/domain"
+	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/journal"
 )
@@ -18,7 +19,7 @@ func (s *Service) PolicyAt(ctx context.Context, ref string) (Workarea, domain.Po
 	if err != nil {
 		return w, domain.Policy{}, err
 	}
-	c, err := contentCaller(ctx, "review policies")
+	c, err := auth.ContentCaller(ctx, "review policies")
 	if err != nil {
 		return w, domain.Policy{}, err
 	}
@@ -36,7 +37,7 @@ func (s *Service) SetPolicy(ctx context.Context, ref string, p domain.Policy) (W
 	if err := p.Validate(); err != nil {
 		return Workarea{}, p, err
 	}
-	c, err := contentCaller(ctx, "review policies")
+	c, err := auth.ContentCaller(ctx, "review policies")
 	if err != nil {
 		return Workarea{}, p, err
 	}
@@ -60,7 +61,7 @@ func (s *Service) SetPolicy(ctx context.Context, ref string, p domain.Policy) (W
 // their own items in development workareas (marked self_signed). It needs
 // admin on universe.
 func (s *Service) SetSelfSignedDevelopment(ctx context.Context, on bool) error {
-	c, err := contentCaller(ctx, "review settings")
+	c, err := auth.ContentCaller(ctx, "review settings")
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/omlhub/oml/contexts/admission/internal/domain"
 	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // ErrNotFound and ErrConflict are what repositories return for a missing
@@ -32,12 +33,9 @@ type Workarea struct {
 	Admin  bool
 }
 
-// Subtrees are where the caller holds one scope: inside an allowed id path
-// and outside every denied one.
-type Subtrees struct {
-	Allow []string
-	Deny  []string
-}
+// Subtrees are where the caller holds one scope (the shared access
+// vocabulary).
+type Subtrees = scope.Subtrees
 
 // Access is the access context as admission needs it.
 type Access interface {
@@ -48,7 +46,7 @@ type Access interface {
 	WorkareaByID(ctx context.Context, id string) (Workarea, error)
 	// Subtrees returns where the caller holds scope (reader, writer,
 	// dreamer.review, …) after role caps and denies.
-	Subtrees(ctx context.Context, scope string) (Subtrees, error)
+	Subtrees(ctx context.Context, s scope.Scope) (Subtrees, error)
 	// Banned reports whether the caller's principal is banned, and why.
 	Banned(ctx context.Context) (bool, string, error)
 }

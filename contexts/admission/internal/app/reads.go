@@ -7,9 +7,11 @@ import (
 	"fmt"
 
 	"github.com/omlhub/oml/contexts/admission/internal/domain"
+	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/ids"
 	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // Mine lists the caller's own submissions, newest first. Items past their
@@ -32,7 +34,7 @@ type MinePage struct {
 
 // MyWork lists the caller's own submissions.
 func (s *Service) MyWork(ctx context.Context, q Mine) (MinePage, error) {
-	caller, err := contentCaller(ctx, "own-work view")
+	caller, err := auth.ContentCaller(ctx, "own-work view")
 	if err != nil {
 		return MinePage{}, err
 	}
@@ -78,7 +80,7 @@ func (s *Service) MyWork(ctx context.Context, q Mine) (MinePage, error) {
 // readers of its workarea once promoted. Reviewers see held items only
 // through their serve. Everything else is access.not_found (R3).
 func (s *Service) Artifact(ctx context.Context, id string) (ArtifactView, error) {
-	caller, err := contentCaller(ctx, "content view")
+	caller, err := auth.ContentCaller(ctx, "content view")
 	if err != nil {
 		return ArtifactView{}, err
 	}
@@ -114,11 +116,11 @@ func (s *Service) readable(ctx context.Context, principal string, c domain.Claim
 	if c.State != domain.StatePromoted {
 		return false, nil
 	}
-	readers, err := s.Access.Subtrees(ctx, "reader")
+	readers, err := s.Access.Subtrees(ctx, scope.Reader)
 	if err != nil {
 		return false, err
 	}
-	return within(c.WorkareaIDPath, readers), nil
+	return readers.Contains(c.WorkareaIDPath), nil
 }
 
 // ArtifactView is an artifact as shown: the claim, what it derives from,
@@ -208,7 +210,7 @@ type ClaimView struct {
 // View classifies claims for the caller (the lineage context's graph reads
 // through it). Unknown ids are absent.
 func (s *Service) View(ctx context.Context, ids []string) (map[string]ClaimView, error) {
-	caller, err := contentCaller(ctx, "content view")
+	caller, err := auth.ContentCaller(ctx, "content view")
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +218,7 @@ func (s *Service) View(ctx context.Context, ids []string) (map[string]ClaimView,
 	if err != nil {
 		return nil, fmt.Errorf("load claims: %w", err)
 	}
-	readable, err := s.Access.Subtrees(ctx, "reader")
+	readable, err := s.Access.Subtrees(ctx, scope.Reader)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +229,7 @@ func (s *Service) View(ctx context.Context, ids []string) (map[string]ClaimView,
 		case c.State == domain.StateErased:
 		case c.AuthorPrincipal == caller.PrincipalID:
 			v.Visibility = Readable
-		case c.State == domain.StatePromoted && within(c.WorkareaIDPath, readable):
+		case c.State == domain.StatePromoted && readable.Contains(c.WorkareaIDPath):
 			v.Visibility = Readable
 		case c.State == domain.StatePromoted:
 			v.Visibility = BodyLess
@@ -240,11 +242,11 @@ func (s *Service) View(ctx context.Context, ids []string) (map[string]ClaimView,
 // RecentReadable lists the newest promoted claims under idPath that the
 // caller may read.
 func (s *Service) RecentReadable(ctx context.Context, idPath string, limit int) ([]domain.Claim, error) {
-	caller, err := contentCaller(ctx, "content view")
+	caller, err := auth.ContentCaller(ctx, "content view")
 	if err != nil {
 		return nil, err
 	}
-	readable, err := s.Access.Subtrees(ctx, "reader")
+	readable, err := s.Access.Subtrees(ctx, scope.Reader)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +256,7 @@ func (s *Service) RecentReadable(ctx context.Context, idPath string, limit int) 
 	}
 	out := claims[:0]
 	for _, c := range claims {
-		if within(c.WorkareaIDPath, readable) {
+		if readable.Contains(c.WorkareaIDPath) {
 			out = append(out, c)
 		}
 	}
@@ -265,7 +267,7 @@ func (s *Service) RecentReadable(ctx context.Context, idPath string, limit int) 
 // attachments included: its author, a reader of its workarea once it is
 // promoted, or a reviewer it is served to right now.
 func (s *Service) CanReadContent(ctx context.Context, artifact string) (bool, error) {
-	caller, err := contentCaller(ctx, "content view")
+	caller, err := auth.ContentCaller(ctx, "content view")
 	if err != nil {
 		return false, err
 	}

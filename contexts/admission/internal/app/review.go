@@ -11,6 +11,7 @@ import (
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/ids"
 	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // Served is an item leased to the calling reviewer: a claim with what it
@@ -37,11 +38,11 @@ const (
 // author of anything in its lineage closure). ok is false when there is
 // nothing to serve.
 func (s *Service) ServeNext(ctx context.Context) (Served, bool, error) {
-	caller, err := contentCaller(ctx, "reviews")
+	caller, err := auth.ContentCaller(ctx, "reviews")
 	if err != nil {
 		return Served{}, false, err
 	}
-	reviewable, err := s.Access.Subtrees(ctx, "dreamer.review")
+	reviewable, err := s.Access.Subtrees(ctx, scope.DreamerReview)
 	if err != nil {
 		return Served{}, false, err
 	}
@@ -220,7 +221,7 @@ type Decision struct {
 // approval promotes the claim and tells the serving tier in the same unit
 // of work.
 func (s *Service) Verdict(ctx context.Context, serveID, verdict, reason string) (Decision, error) {
-	caller, err := contentCaller(ctx, "reviews")
+	caller, err := auth.ContentCaller(ctx, "reviews")
 	if err != nil {
 		return Decision{}, err
 	}
@@ -245,7 +246,7 @@ func (s *Service) Verdict(ctx context.Context, serveID, verdict, reason string) 
 		if err := srv.Consume(now); err != nil {
 			return err
 		}
-		reviewable, err := s.Access.Subtrees(ctx, "dreamer.review")
+		reviewable, err := s.Access.Subtrees(ctx, scope.DreamerReview)
 		if err != nil {
 			return err
 		}
@@ -335,7 +336,7 @@ func (s *Service) serveNewest(ctx context.Context, c domain.Claim) error {
 func (s *Service) recheck(ctx context.Context, reviewable Subtrees, srv *domain.Serve, c domain.Claim) error {
 	denied := errs.New(errs.Denied, "a verdict needs dreamer.review effective access on the item's workarea when it is given (D7, D14)",
 		"this key no longer holds dreamer.review on workarea %s", c.WorkareaID)
-	if !within(c.WorkareaIDPath, reviewable) {
+	if !reviewable.Contains(c.WorkareaIDPath) {
 		return denied
 	}
 	w, err := s.Access.WorkareaByID(ctx, c.WorkareaID)

@@ -3,11 +3,9 @@ package app
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/omlhub/oml/contexts/admission/internal/domain"
-	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/journal"
 )
@@ -59,45 +57,11 @@ func New(d Deps, cfg Config) *Service {
 // now is the service clock at Postgres precision.
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
-const ruleOperator = "operator never writes, reads or reviews content (D9)"
-
-// contentCaller is the caller of a content verb: operators are refused.
-func contentCaller(ctx context.Context, what string) (auth.Caller, error) {
-	c, ok := auth.From(ctx)
-	if !ok {
-		return c, errs.New(errs.AuthMissing, "every call presents a bearer key; there is no anonymous call", "no authenticated caller")
-	}
-	if c.Role == "operator" {
-		return c, errs.New(errs.VerbCeiling, ruleOperator, "operator keys have no %s", what)
-	}
-	return c, nil
-}
-
 // artifactNotFound is the one refusal for unknown, unreadable, foreign and
 // held-by-others artifacts (R3, fail closed).
 func artifactNotFound() error {
 	return errs.New(errs.NotFound, "R3: held items are visible to their author and served reviewer only; unknown and unreadable are indistinguishable",
 		"no artifact with that id is readable by this key")
-}
-
-// within reports whether the id path lies in the subtrees.
-func within(idPath string, t Subtrees) bool {
-	in := false
-	for _, a := range t.Allow {
-		if idPath == a || strings.HasPrefix(idPath, a+".") {
-			in = true
-			break
-		}
-	}
-	if !in {
-		return false
-	}
-	for _, d := range t.Deny {
-		if idPath == d || strings.HasPrefix(idPath, d+".") {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Service) record(ctx context.Context, tenant string, e journal.Event) error {

@@ -11,6 +11,7 @@ import (
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/ids"
 	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // Receipt is what a submission returns: accepted for review, never
@@ -51,7 +52,7 @@ type PreparedSubmission struct {
 // the unit of work that commits the submission (and its idempotency
 // record).
 func (s *Service) Prepare(ctx context.Context, sub domain.Submission) (PreparedSubmission, error) {
-	caller, err := contentCaller(ctx, "submissions")
+	caller, err := auth.ContentCaller(ctx, "submissions")
 	if err != nil {
 		return PreparedSubmission{}, err
 	}
@@ -229,7 +230,7 @@ func (s *Service) checkLineage(ctx context.Context, c domain.Claim) error {
 	if len(c.DerivesFrom) == 0 {
 		return nil
 	}
-	readable, err := s.Access.Subtrees(ctx, "reader")
+	readable, err := s.Access.Subtrees(ctx, scope.Reader)
 	if err != nil {
 		return err
 	}
@@ -243,7 +244,7 @@ func (s *Service) checkLineage(ctx context.Context, c domain.Claim) error {
 	}
 	for i, id := range c.DerivesFrom {
 		t, ok := byID[id]
-		if !ok || !t.VisibleTo(c.AuthorPrincipal) || !within(t.WorkareaIDPath, readable) {
+		if !ok || !t.VisibleTo(c.AuthorPrincipal) || !readable.Contains(t.WorkareaIDPath) {
 			return errs.New(errs.NotFound, "lineage targets must be readable by the submitting key (fail closed)",
 				"derives_from[%d] names no artifact readable by this key", i)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/omlhub/oml/platform/idempotency"
 	"github.com/omlhub/oml/platform/ids"
 	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // The fakes implement what the submission pipeline uses; the embedded
@@ -98,7 +99,7 @@ func (a fakeAccess) Workarea(_ context.Context, ref string) (app.Workarea, error
 	return w, nil
 }
 
-func (a fakeAccess) Subtrees(context.Context, string) (app.Subtrees, error) {
+func (a fakeAccess) Subtrees(context.Context, scope.Scope) (app.Subtrees, error) {
 	return app.Subtrees{Allow: []string{"U.P"}}, nil
 }
 

@@ -51,9 +51,9 @@ type Graph struct {
 // again from the roots and returns the claims after the ones already
 // served, with the edges they bring. Every answer is logged like a recall.
 func (s *Service) Graph(ctx context.Context, q GraphQuery) (Graph, error) {
-	c, ok := auth.From(ctx)
-	if !ok || c.Role == "operator" {
-		return Graph{}, errs.New(errs.VerbCeiling, "operator never writes, reads or reviews content (D9)", "this key has no graph view")
+	c, err := auth.ContentCaller(ctx, "graph view")
+	if err != nil {
+		return Graph{}, err
 	}
 	if q.Depth == 0 {
 		q.Depth = domain.DefaultDepth
@@ -174,7 +174,7 @@ func (s *Service) walk(ctx context.Context, tenant, scopePath string, q GraphQue
 	}
 	var next []string
 	for _, id := range frontier {
-		if r := refs[id]; r.Visibility == Readable && inside(r.WorkareaIDPath, inScope) {
+		if r := refs[id]; r.Visibility == Readable && inScope.Contains(r.WorkareaIDPath) {
 			if !w.add(r, limit) {
 				return w, nil
 			}
@@ -210,7 +210,7 @@ func (s *Service) walk(ctx context.Context, tenant, scopePath string, q GraphQue
 				switch {
 				case r.Visibility == Absent:
 					shown = false
-				case r.Visibility == Readable && inside(r.WorkareaIDPath, inScope):
+				case r.Visibility == Readable && inScope.Contains(r.WorkareaIDPath):
 					if !w.add(r, limit) {
 						return w, nil
 					}

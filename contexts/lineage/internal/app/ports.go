@@ -10,6 +10,7 @@ import (
 
 	"github.com/omlhub/oml/contexts/lineage/internal/domain"
 	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // ErrNotFound and ErrConflict are what the repository returns for a
@@ -28,16 +29,14 @@ type Workarea struct {
 	Propose bool
 }
 
-// Subtrees are where the caller holds one scope.
-type Subtrees struct {
-	Allow []string
-	Deny  []string
-}
+// Subtrees are where the caller holds one scope (the shared access
+// vocabulary).
+type Subtrees = scope.Subtrees
 
 // Access is the access context as lineage needs it.
 type Access interface {
 	Workarea(ctx context.Context, ref string) (Workarea, error)
-	Subtrees(ctx context.Context, scope string) (Subtrees, error)
+	Subtrees(ctx context.Context, s scope.Scope) (Subtrees, error)
 }
 
 // Visibility is how the caller may see a claim in a graph.

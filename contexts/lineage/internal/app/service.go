@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/omlhub/oml/contexts/lineage/internal/domain"
@@ -13,6 +11,7 @@ import (
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/ids"
 	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // Deps are the service's ports.
@@ -39,24 +38,15 @@ func New(d Deps) *Service {
 
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
-// inside reports whether the id path lies in the subtrees.
-func inside(idPath string, t Subtrees) bool {
-	in := slices.ContainsFunc(t.Allow, func(a string) bool { return idPath == a || strings.HasPrefix(idPath, a+".") })
-	return in && !slices.ContainsFunc(t.Deny, func(d string) bool { return idPath == d || strings.HasPrefix(idPath, d+".") })
-}
-
 // Propose records a pending edge (oml_relate_propose). A workarea edge
 // needs reader on both endpoints and dreamer.propose on at least one; a
 // claim edge needs both claims readable and dreamer.propose on at least
 // one's workarea. Endpoints the caller cannot read are access.not_found,
 // like unknown ones.
 func (s *Service) Propose(ctx context.Context, p domain.Proposal) (domain.Edge, error) {
-	c, ok := auth.From(ctx)
-	if !ok {
-		return domain.Edge{}, errs.New(errs.AuthMissing, "every call presents a bearer key", "no authenticated caller")
-	}
-	if c.Role == "operator" {
-		return domain.Edge{}, errs.New(errs.VerbCeiling, "operator never writes, reads or reviews content (D9)", "operator keys propose no edges")
+	c, err := auth.ContentCaller(ctx, "edge proposals")
+	if err != nil {
+		return domain.Edge{}, err
 	}
 	if err := p.Validate(); err != nil {
 		return domain.Edge{}, err
@@ -65,7 +55,6 @@ func (s *Service) Propose(ctx context.Context, p domain.Proposal) (domain.Edge, 
 		ID: ids.New(ids.WorkareaEdge), TenantID: c.TenantID, Kind: p.Kind, Label: p.Label, Note: p.Note,
 		State: domain.Pending, ProposerKeyID: c.KeyID, ProposerPrincipal: c.PrincipalID, ProposedAt: s.now(),
 	}
-	var err error
 	if p.Kind == domain.KindWorkarea {
 		err = s.workareaEndpoints(ctx, &e, p)
 	} else {
@@ -134,11 +123,11 @@ func (s *Service) claimEndpoints(ctx context.Context, e *domain.Edge, p domain.P
 				"endpoint '%s' names no artifact readable by this key", which)
 		}
 	}
-	propose, err := s.Access.Subtrees(ctx, "dreamer.propose")
+	propose, err := s.Access.Subtrees(ctx, scope.DreamerPropose)
 	if err != nil {
 		return err
 	}
-	if !inside(from.WorkareaIDPath, propose) && !inside(to.WorkareaIDPath, propose) {
+	if !propose.Contains(from.WorkareaIDPath) && !propose.Contains(to.WorkareaIDPath) {
 		return errs.New(errs.Denied, "claim edge proposal requires dreamer(propose) on ≥1 endpoint's workarea (D7)",
 			"this key holds dreamer.propose on neither endpoint's workarea")
 	}
@@ -170,7 +159,7 @@ func (s *Service) Decide(ctx context.Context, tenant, edgeID string, approve boo
 	if err != nil {
 		return e, fmt.Errorf("lock edge: %w", err)
 	}
-	if !inside(e.FromIDPath, within) || !inside(e.ToIDPath, within) {
+	if !within.Contains(e.FromIDPath) || !within.Contains(e.ToIDPath) {
 		return e, errs.New(errs.Denied, "a verdict needs dreamer.review effective access on both endpoints when it is given (D7, D14)",
 			"this key no longer holds dreamer.review on both endpoints of edge %s", e.ID)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/omlhub/oml/contexts/retrieval/internal/domain"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // ErrNotFound is what the repository returns for a missing row.
@@ -23,16 +24,14 @@ type Workarea struct {
 	Reader bool
 }
 
-// Subtrees are where the caller holds one scope.
-type Subtrees struct {
-	Allow []string
-	Deny  []string
-}
+// Subtrees are where the caller holds one scope (the shared access
+// vocabulary).
+type Subtrees = scope.Subtrees
 
 // Access is the access context as retrieval needs it.
 type Access interface {
 	Workarea(ctx context.Context, ref string) (Workarea, error)
-	Subtrees(ctx context.Context, scope string) (Subtrees, error)
+	Subtrees(ctx context.Context, s scope.Scope) (Subtrees, error)
 	// Paths maps workarea ids of the caller's tenant to their paths.
 	Paths(ctx context.Context, ids []string) (map[string]string, error)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/omlhub/oml/contexts/retrieval/internal/domain"
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // Deps are the service's ports.
@@ -95,32 +96,29 @@ type Shown struct {
 // ancestors and its subtree come first, unranked; hits fuse a full-text
 // leg and a vector leg by reciprocal rank. Every recall is logged.
 func (s *Service) Recall(ctx context.Context, q domain.Query) (Result, error) {
-	c, ok := auth.From(ctx)
-	if !ok {
-		return Result{}, errs.New(errs.AuthMissing, "every call presents a bearer key", "no authenticated caller")
-	}
-	if c.Role == "operator" {
-		return Result{}, errs.New(errs.VerbCeiling, "operator never writes, reads or reviews content (D9)", "operator keys have no recall")
+	c, err := auth.ContentCaller(ctx, "recall")
+	if err != nil {
+		return Result{}, err
 	}
 	if err := q.Validate(); err != nil {
 		return Result{}, err
 	}
-	scope, err := s.Access.Workarea(ctx, q.Scope)
+	where, err := s.Access.Workarea(ctx, q.Scope)
 	if err != nil {
 		return Result{}, err
 	}
-	if !scope.Reader {
+	if !where.Reader {
 		return Result{}, errs.New(errs.NotFound, "effective access (D7); unknown and out-of-scope are indistinguishable",
 			"no readable workarea with that reference for this key")
 	}
-	readable, err := s.Access.Subtrees(ctx, "reader")
+	readable, err := s.Access.Subtrees(ctx, scope.Reader)
 	if err != nil {
 		return Result{}, err
 	}
 	// Steering looks up the tree too (ancestors the key reads); hits stay
 	// under the scope.
-	steerFilter := Filter{Scope: scope.IDPath, Allow: readable.Allow, Deny: readable.Deny}
-	hitFilter := Filter{Scope: scope.IDPath, Allow: domain.Narrow(scope.IDPath, readable.Allow), Deny: readable.Deny}
+	steerFilter := Filter{Scope: where.IDPath, Allow: readable.Allow, Deny: readable.Deny}
+	hitFilter := Filter{Scope: where.IDPath, Allow: domain.Narrow(where.IDPath, readable.Allow), Deny: readable.Deny}
 
 	// The query's statistics and its embedding come first: the embedder
 	// may be a remote service, and no network call runs inside the read
@@ -146,7 +144,7 @@ func (s *Service) Recall(ctx context.Context, q domain.Query) (Result, error) {
 		return Result{}, err
 	}
 	sum := sha256.Sum256([]byte(q.Text))
-	log := ReadLog{TenantID: c.TenantID, KeyID: c.KeyID, WorkareaID: scope.ID, QuerySHA256: sum[:], At: s.Now().UTC()}
+	log := ReadLog{TenantID: c.TenantID, KeyID: c.KeyID, WorkareaID: where.ID, QuerySHA256: sum[:], At: s.Now().UTC()}
 	for _, x := range append(res.Steering, res.Hits...) {
 		log.Returned = append(log.Returned, x.Entry.ArtifactID)
 	}

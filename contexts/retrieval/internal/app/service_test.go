@@ -8,6 +8,7 @@ import (
 
 	"github.com/omlhub/oml/contexts/retrieval/internal/domain"
 	"github.com/omlhub/oml/platform/auth"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // planRepo is a repository whose vector leg answers by plan: an overfetch
@@ -52,7 +53,7 @@ type oneWorkarea struct{}
 func (oneWorkarea) Workarea(context.Context, string) (Workarea, error) {
 	return Workarea{ID: "wa_1", IDPath: "u", Reader: true}, nil
 }
-func (oneWorkarea) Subtrees(context.Context, string) (Subtrees, error) {
+func (oneWorkarea) Subtrees(context.Context, scope.Scope) (Subtrees, error) {
 	return Subtrees{Allow: []string{"u"}}, nil
 }
 func (oneWorkarea) Paths(context.Context, []string) (map[string]string, error) {

@@ -416,12 +416,6 @@ func TSQuery(lexemes []string) string {
 	return strings.Join(parts, " | ")
 }
 
-// Within reports whether the id path lies inside allow and outside deny.
-func Within(idPath string, allow, deny []string) bool {
-	under := func(p string) bool { return idPath == p || strings.HasPrefix(idPath, p+".") }
-	return slices.ContainsFunc(allow, under) && !slices.ContainsFunc(deny, under)
-}
-
 // Narrow intersects the scope's subtree with the caller's readable
 // subtrees: allow paths under the scope stay; allow paths above it become
 // the scope itself.

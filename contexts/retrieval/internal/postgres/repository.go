@@ -36,13 +36,6 @@ func New(db *pg.DB) *Repository { return &Repository{db: db, q: dbsqlc.New()} }
 
 func (r *Repository) conn(ctx context.Context) dbsqlc.DBTX { return r.db.Conn(ctx) }
 
-func translate(err error) error {
-	if pg.IsNoRows(err) {
-		return app.ErrNotFound
-	}
-	return err
-}
-
 func orEmpty(s []string) []string {
 	if s == nil {
 		return []string{}
