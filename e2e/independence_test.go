@@ -58,19 +58,34 @@ func TestIndependenceOverDeepLineage(t *testing.T) {
 }
 
 // A closure larger than OML_REVIEW_CLOSURE_MAX is never served, to anyone:
-// the serve says why (review.closure_bound) when nothing else is servable.
+// the serve says why (review.closure_bound) when nothing else is servable,
+// and the item expires at once (fail closed), so it does not hold the head
+// of the queue.
 func TestClosureOverTheBoundIsRefused(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, "OML_REVIEW_CLOSURE_MAX=20")
 	tm, _, tip := deepTeam(t, s, 25)
-	decode[remembered](t, s.do(t, "POST", "/v1/memories", tm.writer.Token, map[string]any{
+	deep := decode[remembered](t, s.do(t, "POST", "/v1/memories", tm.writer.Token, map[string]any{
 		"verb": "learn", "workarea": tm.crew.ID, "claim_key": "conclusion", "text": "Too deep to check.",
 		"derives_from": []string{tip},
 	}), 201)
-	for _, k := range []issuedKey{tm.reviewer, tm.author2} {
-		if r := s.do(t, "POST", "/v1/reviews/serve", k.Token, nil); r.Status != 422 || r.code() != "review.closure_bound" {
-			t.Errorf("%s: serve over the bound: %d %s", k.KeyID, r.Status, r.Body)
-		}
+	if r := s.do(t, "POST", "/v1/reviews/serve", tm.author2.Token, nil); r.Status != 422 || r.code() != "review.closure_bound" {
+		t.Fatalf("serve over the bound: %d %s", r.Status, r.Body)
+	}
+	mine := decode[struct {
+		Items []struct {
+			ArtifactID string `json:"artifact_id"`
+			State      string `json:"state"`
+		} `json:"items"`
+	}](t, s.do(t, "GET", "/v1/memories/mine?workarea="+tm.crew.ID, tm.writer.Token, nil), 200)
+	if len(mine.Items) == 0 || mine.Items[0].ArtifactID != deep.ArtifactID || mine.Items[0].State != "expired" {
+		t.Fatalf("the unreviewable item is not expired for its author: %+v", mine.Items)
+	}
+	if n := s.count(t, `SELECT count(*) FROM platform.journal_events WHERE event_type = 'lifecycle.expire' AND payload->>'reason' = 'closure_bound'`); n != 1 {
+		t.Fatalf("closure_bound expiries journalled: %d", n)
+	}
+	if srv, ok := s.serve(t, tm.reviewer.Token); ok {
+		t.Fatalf("an expired item was served: %+v", srv)
 	}
 	// A shallow item next to it is still served.
 	shallow := decode[remembered](t, s.do(t, "POST", "/v1/memories", tm.writer.Token, map[string]any{
@@ -156,6 +171,33 @@ func TestVerdictRechecks(t *testing.T) {
 			t.Fatalf("validate: %d %s", r.Status, r.Body)
 		}
 		refused(t, tm.reviewer, srv, item, 409, "workarea.frozen")
+	})
+	t.Run("edge between workareas, one validated since", func(t *testing.T) {
+		a := s.createWorkarea(t, "universe.procurement", "edge-a", "--status", "committed")
+		b := s.createWorkarea(t, "universe.procurement", "edge-b", "--status", "committed")
+		e := decode[struct {
+			EdgeID string `json:"edge_id"`
+		}](t, s.do(t, "POST", "/v1/edges", tm.writer.Token, map[string]any{"kind": "workarea", "label": "relates_to", "from": a.ID, "to": b.ID}), 201)
+		// Every held item is leased by now, so the edge is what is served.
+		r := s.do(t, "POST", "/v1/reviews/serve", tm.author2.Token, nil)
+		srv := decode[struct {
+			ServeID string `json:"serve_id"`
+			Edge    struct {
+				EdgeID string `json:"edge_id"`
+			} `json:"edge"`
+		}](t, r, 200)
+		if srv.Edge.EdgeID != e.EdgeID {
+			t.Fatalf("serve: %s", r.Body)
+		}
+		if r := s.do(t, "PATCH", "/v1/workareas/"+b.ID, s.AdminKey, map[string]any{"status": "validated"}); r.Status != 200 {
+			t.Fatalf("validate: %d %s", r.Status, r.Body)
+		}
+		if r := s.verdict(t, tm.author2.Token, srv.ServeID, "approve"); r.Status != 409 || r.code() != "workarea.frozen" {
+			t.Fatalf("edge verdict into a validated workarea: %d %s", r.Status, r.Body)
+		}
+		if n := s.count(t, `SELECT count(*) FROM lineage.edges WHERE id = $1 AND state = 'pending'`, e.EdgeID); n != 1 {
+			t.Fatal("the refused verdict changed the edge")
+		}
 	})
 	t.Run("self-signed review switched off", func(t *testing.T) {
 		dev := s.createWorkarea(t, "universe.procurement", "sandbox", "--status", "development")

@@ -3,6 +3,7 @@ package e2e
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -107,4 +108,31 @@ func hasEdge(g graphOut, kind, from, to string) bool {
 		}
 	}
 	return false
+}
+
+// A claim never forks through a rejected intermediate: a new version goes
+// on top of the newest held or promoted one.
+func TestNoForkThroughRejectedVersion(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	supersede := func(prev, text string) reply {
+		return s.do(t, "POST", "/v1/memories", tm.writer.Token, map[string]any{"workarea": tm.crew.ID, "supersedes": prev, "text": text})
+	}
+	v1 := tm.promote(t, tm.writer, tm.reviewer, tm.crew.ID, "fork", "Tin price: 25,000 USD/t.")
+	v2 := decode[remembered](t, supersede(v1, "Tin price: 25,500 USD/t."), 201)
+	v3 := decode[remembered](t, supersede(v2.ArtifactID, "Tin price: 26,000 USD/t."), 201)
+	srv, ok := s.serve(t, tm.reviewer.Token)
+	if !ok || srv.Item.ArtifactID != v2.ArtifactID {
+		t.Fatalf("serve v2: %v %+v", ok, srv)
+	}
+	decode[map[string]any](t, s.verdict(t, tm.reviewer.Token, srv.ServeID, "reject"), 200)
+	// v2 is rejected, which frees v1's successor slot, but v3 is the head.
+	r := supersede(v1, "Tin price: 24,000 USD/t.")
+	if r.Status != 409 || r.code() != "submission.successor_exists" || !strings.Contains(string(r.Body), v3.ArtifactID) {
+		t.Fatalf("superseding past the newest version: %d %s", r.Status, r.Body)
+	}
+	if v4 := decode[remembered](t, supersede(v3.ArtifactID, "Tin price: 24,000 USD/t."), 201); v4.Version != 4 {
+		t.Fatalf("on top of the head: %+v", v4)
+	}
 }

@@ -73,6 +73,11 @@ locate_pgvar() {
 	if [[ -L $HANDLE ]]; then
 		target=$(readlink "$HANDLE")
 		[[ $target == /* ]] || target=$ROOT/var/$target
+		# Root chowns what var/pg names: only a cluster directory of ours,
+		# never whatever a link in a writable checkout points at.
+		if [[ ! $target =~ ^$STATE_BASE/pg-[0-9a-f]{12}$ ]]; then
+			die "var/pg links to $target, which is not a cluster directory ($STATE_BASE/pg-<hash>); delete var/pg and start again"
+		fi
 		owner=$(state_owner "$target")
 		if [[ -n $owner && $owner != "$ROOT" ]]; then
 			die "var/pg links to $target, the cluster of the checkout $owner, and two checkouts must not share one; delete var/pg (this checkout then gets its own) or, if $owner was moved here, write $ROOT into $target/checkout"

@@ -48,6 +48,10 @@ func Has(p Prefix, s string) bool {
 	return err == nil
 }
 
+// WithSuffix is the inverse of [Suffix]: the id of kind p whose ULID part
+// (an ltree label of an id path, say) is suffix.
+func WithSuffix(p Prefix, suffix string) string { return string(p) + "_" + suffix }
+
 // Suffix returns the ULID part of a well-formed id, usable as an ltree label.
 func Suffix(s string) string {
 	_, rest, _ := strings.Cut(s, "_")

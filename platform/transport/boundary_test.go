@@ -21,7 +21,7 @@ func TestBoundaryRefusals(t *testing.T) {
 		{"escaped UTF-8 path", "GET", "/v1/things/%C3%A9?q=%C3%A9", authed, 200},
 		{"NUL in path", "GET", "/v1/things/a%00b", authed, 400},
 		{"invalid UTF-8 in path", "GET", "/v1/things/a%FFb", authed, 400},
-		{"bad path before the key", "GET", "/v1/things/a%00b", nil, 400},
+		{"the key comes before a bad path", "GET", "/v1/things/a%00b", nil, 401},
 		{"NUL in query value", "GET", "/v1/things/a?q=%00", authed, 400},
 		{"invalid UTF-8 in query value", "GET", "/v1/things/a?q=%FF", authed, 400},
 		{"invalid UTF-8 in query name", "GET", "/v1/things/a?%FF=1", authed, 400},

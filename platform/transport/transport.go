@@ -64,7 +64,7 @@ func New(opts Options, modules ...Module) http.Handler {
 	}
 
 	r := chi.NewRouter()
-	r.Use(observe(log), refuseBadURL)
+	r.Use(observe(log))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, errs.New(errs.RouteNotFound, "HTTP API routes (docs/API.md)", "no route %s %s", r.Method, r.URL.Path))
 	})
@@ -85,12 +85,14 @@ func New(opts Options, modules ...Module) http.Handler {
 
 	r.Route("/mcp", func(r chi.Router) {
 		r.Use(checkOrigin(allowedOrigins(opts.PublicURL, opts.AllowedOrigins)))
-		r.With(authenticate(opts.Authenticator), bufferBody(opts.MaxBodyBytes)).Post("/", tools.handler().ServeHTTP)
+		r.With(authenticate(opts.Authenticator), refuseBadURL, bufferBody(opts.MaxBodyBytes)).Post("/", tools.handler().ServeHTTP)
 	})
 
 	guide := []byte(strings.ReplaceAll(guideTemplate, "{{URL}}", opts.PublicURL))
 	r.Route("/v1", func(r chi.Router) {
-		r.Use(authenticate(opts.Authenticator))
+		// A key is checked first (401 before anything else), then the URL:
+		// NUL or non-UTF-8 in a path or query never reaches a handler.
+		r.Use(authenticate(opts.Authenticator), refuseBadURL)
 		r.Group(func(r chi.Router) {
 			r.Use(limitBody(opts.MaxBodyBytes))
 			r.Get("/version", func(w http.ResponseWriter, r *http.Request) {

@@ -30,6 +30,14 @@ WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND state <> 'erase
 ORDER BY version DESC
 LIMIT 1;
 
+-- name: ArtifactKeyHead :one
+-- The newest held or promoted version of a claim: the one a new version
+-- supersedes.
+SELECT id, version FROM admission.artifacts
+WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND state IN ('held', 'promoted')
+ORDER BY version DESC
+LIMIT 1;
+
 -- name: ArtifactUpdate :exec
 UPDATE admission.artifacts
 SET state = @state, approvals = @approvals, self_signed = @self_signed,

@@ -53,6 +53,17 @@ ON CONFLICT (tenant_id) DO UPDATE SET
     docs = greatest(retrieval.corpus.docs + sqlc.arg(delta)::bigint, 0),
     lexemes = greatest(retrieval.corpus.lexemes + sqlc.arg(lexemes_delta)::bigint, 0);
 
+-- name: CorpusLock :exec
+-- Takes the tenant's corpus row first (creating it if need be): every unit
+-- of work that changes the serving tier locks it before any lexeme row, so
+-- one that indexes one version and withdraws another cannot deadlock with
+-- another promotion.
+INSERT INTO retrieval.corpus (tenant_id, docs, lexemes) VALUES (@tenant_id, 0, 0)
+ON CONFLICT (tenant_id) DO UPDATE SET docs = retrieval.corpus.docs;
+
+-- name: EntryExists :one
+SELECT EXISTS (SELECT 1 FROM retrieval.entries WHERE tenant_id = $1 AND artifact_id = $2);
+
 -- name: CountsAdd :exec
 INSERT INTO retrieval.workarea_counts (tenant_id, workarea_id, id_path, n)
 VALUES (@tenant_id, @workarea_id, CAST(sqlc.arg(id_path)::text AS ltree), greatest(sqlc.arg(delta)::int, 0))

@@ -165,6 +165,9 @@ type Repository interface {
 	// ClaimKeyHolder returns the newest non-erased version with that key
 	// in the workarea (ErrNotFound if none).
 	ClaimKeyHolder(ctx context.Context, tenant, workarea, claimKey string) (domain.Claim, error)
+	// ClaimKeyHead returns the newest held or promoted version of a claim
+	// (ErrNotFound if none): the one a new version supersedes.
+	ClaimKeyHead(ctx context.Context, tenant, workarea, claimKey string) (domain.Claim, error)
 	ClaimGet(ctx context.Context, tenant, id string) (domain.Claim, error)
 	ClaimGetForUpdate(ctx context.Context, tenant, id string) (domain.Claim, error)
 	ClaimsByIDs(ctx context.Context, tenant string, ids []string) ([]domain.Claim, error)

@@ -52,13 +52,16 @@ func (s *Service) ServeNext(ctx context.Context) (Served, bool, error) {
 	}
 	var out Served
 	var found bool
+	// An item whose closure is over the bound can never be reviewed: it
+	// expires (fail closed) once this serve commits, so it does not hold
+	// the head of the queue; when nothing else is served, the reviewer is
+	// told why rather than "empty".
+	var bounded error
+	var unreviewable []domain.Claim
 	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
-		out, found = Served{}, false
+		out, found, bounded, unreviewable = Served{}, false, nil, nil
 		now := s.now()
 		var skip []string
-		// An item whose closure is over the bound is never served; when
-		// nothing else is, the reviewer is told why rather than "empty".
-		var bounded error
 		for range candidateBatches {
 			batch, err := s.Repo.QueueCandidates(ctx, caller.TenantID, QueueFilter{
 				Within: reviewable, Principal: caller.PrincipalID, Skip: skip, Now: now, Limit: candidateBatch,
@@ -69,7 +72,7 @@ func (s *Service) ServeNext(ctx context.Context) (Served, bool, error) {
 			for _, c := range batch {
 				srv, err := s.eligible(ctx, caller, c, now)
 				if errs.Is(err, errs.ClosureBound) {
-					bounded = err
+					bounded, unreviewable = err, append(unreviewable, c)
 				} else if err != nil && !refusal(err) {
 					return err
 				}
@@ -104,7 +107,7 @@ func (s *Service) ServeNext(ctx context.Context) (Served, bool, error) {
 			return err
 		}
 		if !ok {
-			return bounded
+			return nil
 		}
 		srv := domain.Serve{
 			ID: ids.New(ids.Serve), EdgeID: e.ID, Reviewer: domain.Reviewer{KeyID: caller.KeyID, Principal: caller.PrincipalID},
@@ -119,10 +122,49 @@ func (s *Service) ServeNext(ctx context.Context) (Served, bool, error) {
 			Payload: map[string]any{"serve_id": srv.ID, "expires_at": srv.ExpiresAt},
 		})
 	})
-	if err == nil && found && out.Edge == nil && len(out.Claim.Attachments) > 0 {
+	if err != nil {
+		return Served{}, false, err
+	}
+	for _, c := range unreviewable {
+		// A failure here leaves the item held for the next serve to try.
+		if xerr := s.expireUnreviewable(ctx, c); xerr != nil && !found {
+			return Served{}, false, xerr
+		}
+	}
+	if !found && bounded != nil {
+		return Served{}, false, bounded
+	}
+	if found && out.Edge == nil && len(out.Claim.Attachments) > 0 {
 		out.Material = s.reviewMaterial(ctx, out.Claim)
 	}
-	return out, found, err
+	return out, found, nil
+}
+
+// expireUnreviewable expires a held item whose lineage closure is over the
+// bound, in its own unit of work: nobody may review it (R2 fails closed),
+// and its author sees it expired in oml_my_work.
+func (s *Service) expireUnreviewable(ctx context.Context, c domain.Claim) error {
+	return s.Tx.InTx(ctx, func(ctx context.Context) error {
+		cur, err := s.Repo.ClaimGetForUpdate(ctx, c.TenantID, c.ID)
+		if err != nil {
+			return fmt.Errorf("lock claim: %w", err)
+		}
+		if cur.State != domain.StateHeld {
+			return nil // a verdict or another serve settled it first
+		}
+		now := s.now()
+		cur.State, cur.SettledAt, cur.LeasedUntil = domain.StateExpired, &now, nil
+		if err := s.Repo.ClaimUpdate(ctx, cur); err != nil {
+			return fmt.Errorf("expire claim: %w", err)
+		}
+		if err := s.Index.Withdrawn(ctx, cur.TenantID, cur.ID); err != nil {
+			return fmt.Errorf("drop staged claim: %w", err)
+		}
+		return s.record(ctx, cur.TenantID, journal.Event{
+			Type: "lifecycle.expire", Actor: "system:review", Workarea: cur.WorkareaID, Subject: subject(cur),
+			Payload: map[string]any{"reason": "closure_bound", "closure_max": s.cfg.ClosureMax},
+		})
+	})
 }
 
 // reviewMaterial reads the claim's attachments for its reviewer and scans

@@ -211,6 +211,20 @@ func (s *Service) placeVersion(ctx context.Context, c *domain.Claim, sub domain.
 	if sub.ClaimKey != "" && sub.ClaimKey != prev.ClaimKey {
 		return errs.Invalid("supersedes: claim_key is %q, not %q", prev.ClaimKey, sub.ClaimKey)
 	}
+	// Versions of one claim are written one at a time, and only on top of
+	// its newest held or promoted version: a claim never forks, not even
+	// through a rejected intermediate.
+	if err := s.Repo.ClaimKeyLock(ctx, c.TenantID, c.WorkareaID, prev.ClaimKey); err != nil {
+		return fmt.Errorf("lock claim versions: %w", err)
+	}
+	head, err := s.Repo.ClaimKeyHead(ctx, c.TenantID, c.WorkareaID, prev.ClaimKey)
+	switch {
+	case err == nil && head.ID != prev.ID:
+		return errs.New(errs.SuccessorExists, "a version has at most one successor (held or promoted); supersede the newest version",
+			"artifact %s is not the newest version of claim %q: supersede %s (version %d)", prev.ID, prev.ClaimKey, head.ID, head.Version)
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return fmt.Errorf("look up newest version: %w", err)
+	}
 	latest, err := s.Repo.ClaimKeyHolder(ctx, c.TenantID, c.WorkareaID, prev.ClaimKey)
 	if err != nil {
 		return fmt.Errorf("look up latest version: %w", err)

@@ -57,6 +57,25 @@ func (r *fakeRepo) ClaimKeyHolder(_ context.Context, _, workarea, key string) (d
 	return best, nil
 }
 
+// ClaimKeyLock needs no lock here: the fake serialises on its mutex.
+func (r *fakeRepo) ClaimKeyLock(context.Context, string, string, string) error { return nil }
+
+func (r *fakeRepo) ClaimKeyHead(_ context.Context, _, workarea, key string) (domain.Claim, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var best domain.Claim
+	for _, c := range r.claims {
+		live := c.State == domain.StateHeld || c.State == domain.StatePromoted
+		if c.WorkareaID == workarea && c.ClaimKey == key && live && c.Version > best.Version {
+			best = c
+		}
+	}
+	if best.ID == "" {
+		return best, app.ErrNotFound
+	}
+	return best, nil
+}
+
 func (r *fakeRepo) ClaimGet(_ context.Context, _, id string) (domain.Claim, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -174,6 +174,16 @@ func (r *Repository) ClaimKeyHolder(ctx context.Context, tenant, workarea, claim
 	return claimFromRow(row)
 }
 
+// ClaimKeyHead returns the id and version of a claim's newest held or
+// promoted version (ErrNotFound if none).
+func (r *Repository) ClaimKeyHead(ctx context.Context, tenant, workarea, claimKey string) (domain.Claim, error) {
+	row, err := r.q.ArtifactKeyHead(ctx, r.conn(ctx), dbsqlc.ArtifactKeyHeadParams{TenantID: tenant, WorkareaID: workarea, ClaimKey: claimKey})
+	if err != nil {
+		return domain.Claim{}, translate(err)
+	}
+	return domain.Claim{ID: row.ID, TenantID: tenant, WorkareaID: workarea, ClaimKey: claimKey, Version: int(row.Version)}, nil
+}
+
 // ClaimGet loads one artifact.
 func (r *Repository) ClaimGet(ctx context.Context, tenant, id string) (domain.Claim, error) {
 	row, err := r.q.ArtifactGet(ctx, r.conn(ctx), dbsqlc.ArtifactGetParams{TenantID: tenant, ID: id})

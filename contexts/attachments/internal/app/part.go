@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -334,6 +335,16 @@ func (s *Service) putSealed(ctx context.Context, c auth.Caller, ses domain.Sessi
 	pr, pw := io.Pipe()
 	produced := make(chan error, 1)
 	go func() {
+		// This goroutine is outside every handler's recover: a panic here
+		// fails the part (an internal error, logged with its stack) instead
+		// of the process.
+		defer func() {
+			if p := recover(); p != nil {
+				err := fmt.Errorf("panic sealing part %d of %s: %v\n%s", n, ses.ID, p, debug.Stack())
+				pw.CloseWithError(err)
+				produced <- err
+			}
+		}()
 		plain := make([]byte, seal.SegmentSize)
 		sealed := make([]byte, 0, seal.SegmentSize+seal.Overhead)
 		segs := seal.Segments(length)

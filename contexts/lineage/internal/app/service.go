@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/omlhub/oml/contexts/lineage/internal/domain"
@@ -162,6 +163,17 @@ func (s *Service) Decide(ctx context.Context, tenant, edgeID string, approve boo
 	if !within.Contains(e.FromIDPath) || !within.Contains(e.ToIDPath) {
 		return e, errs.New(errs.Denied, "a verdict needs dreamer.review effective access on both endpoints when it is given (D7, D14)",
 			"this key no longer holds dreamer.review on both endpoints of edge %s", e.ID)
+	}
+	for _, idPath := range []string{e.FromIDPath, e.ToIDPath} {
+		// An id path's last label is the workarea's own id's suffix.
+		w, err := s.Access.Workarea(ctx, ids.WithSuffix(ids.Workarea, idPath[strings.LastIndexByte(idPath, '.')+1:]))
+		if err != nil {
+			return e, err
+		}
+		if w.Status == "validated" {
+			return e, errs.New(errs.Frozen, "status ladder: a validated workarea refuses new writes, verdicts included (D8)",
+				"workarea %s is validated; edge %s takes no verdict", w.ID, e.ID)
+		}
 	}
 	if err := e.Decide(approve, s.now()); err != nil {
 		return e, err

@@ -41,7 +41,7 @@ func (c GraphCursor) Encode() string {
 func ParseGraphCursor(s, digest string) (GraphCursor, error) {
 	var c GraphCursor
 	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || json.Unmarshal(b, &c) != nil || c.Offset < 1 || c.Query == "" {
+	if err != nil || json.Unmarshal(b, &c) != nil || c.Offset < 1 || c.Offset > MaxGraphWalk || c.Query == "" {
 		return GraphCursor{}, errs.Invalid("cursor is not one this API returned")
 	}
 	if c.Query != digest {

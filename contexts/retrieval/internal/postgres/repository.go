@@ -59,6 +59,9 @@ type attachmentRecord struct {
 // updates lexeme frequencies, the corpus size and the workarea's count.
 func (r *Repository) Index(ctx context.Context, e app.Entry) error {
 	conn := r.conn(ctx)
+	if err := r.q.CorpusLock(ctx, conn, e.TenantID); err != nil {
+		return fmt.Errorf("lock corpus: %w", err)
+	}
 	var emb *pgvector.HalfVector
 	var model *string
 	if len(e.Embedding) > 0 {
@@ -108,6 +111,16 @@ func (r *Repository) Remove(ctx context.Context, tenant, artifact string) error 
 	conn := r.conn(ctx)
 	if err := r.q.StagedDelete(ctx, conn, dbsqlc.StagedDeleteParams{TenantID: tenant, ArtifactID: artifact}); err != nil {
 		return err
+	}
+	// A held item has no entry (a rejection, an expiry): it leaves the
+	// corpus row alone. An entry's removal locks the corpus row before
+	// any lexeme row, as indexing does.
+	exists, err := r.q.EntryExists(ctx, conn, dbsqlc.EntryExistsParams{TenantID: tenant, ArtifactID: artifact})
+	if err != nil || !exists {
+		return err
+	}
+	if err := r.q.CorpusLock(ctx, conn, tenant); err != nil {
+		return fmt.Errorf("lock corpus: %w", err)
 	}
 	// Lexeme counts read the entry's tsvector, so they go before the row.
 	if err := r.q.TermDFRemove(ctx, conn, dbsqlc.TermDFRemoveParams{TenantID: tenant, ArtifactID: artifact}); err != nil {
@@ -406,6 +419,9 @@ func (r *Repository) SetEmbedding(ctx context.Context, tenant, artifact string, 
 // the lexeme frequencies and the corpus length with it.
 func (r *Repository) RebuildFullText(ctx context.Context, tenant, artifact string) error {
 	conn := r.conn(ctx)
+	if err := r.q.CorpusLock(ctx, conn, tenant); err != nil {
+		return fmt.Errorf("lock corpus: %w", err)
+	}
 	if err := r.q.TermDFRemove(ctx, conn, dbsqlc.TermDFRemoveParams{TenantID: tenant, ArtifactID: artifact}); err != nil {
 		return fmt.Errorf("lexeme frequencies: %w", err)
 	}

@@ -212,6 +212,33 @@ func (q *Queries) ArtifactInsert(ctx context.Context, db DBTX, arg ArtifactInser
 	return err
 }
 
+const artifactKeyHead = `-- name: ArtifactKeyHead :one
+SELECT id, version FROM admission.artifacts
+WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND state IN ('held', 'promoted')
+ORDER BY version DESC
+LIMIT 1
+`
+
+type ArtifactKeyHeadParams struct {
+	TenantID   string
+	WorkareaID string
+	ClaimKey   string
+}
+
+type ArtifactKeyHeadRow struct {
+	ID      string
+	Version int32
+}
+
+// The newest held or promoted version of a claim: the one a new version
+// supersedes.
+func (q *Queries) ArtifactKeyHead(ctx context.Context, db DBTX, arg ArtifactKeyHeadParams) (ArtifactKeyHeadRow, error) {
+	row := db.QueryRow(ctx, artifactKeyHead, arg.TenantID, arg.WorkareaID, arg.ClaimKey)
+	var i ArtifactKeyHeadRow
+	err := row.Scan(&i.ID, &i.Version)
+	return i, err
+}
+
 const artifactKeyHolder = `-- name: ArtifactKeyHolder :one
 SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts
 WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND state <> 'erased'

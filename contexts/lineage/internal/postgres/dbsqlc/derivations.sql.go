@@ -12,7 +12,12 @@ import (
 
 const derivationsClosure = `-- name: DerivationsClosure :many
 WITH RECURSIVE up(id) AS (
-    SELECT $1::text
+    SELECT s.id FROM (
+        SELECT $1::text AS id
+        UNION
+        SELECT e.from_id FROM lineage.edges e
+        WHERE e.tenant_id = $3 AND e.kind = 'claim' AND e.state <> 'rejected' AND e.to_id = $1::text
+    ) s
     UNION
     SELECT n.id FROM up, LATERAL (
         SELECT d.target_id AS id FROM lineage.derivations d
@@ -20,9 +25,6 @@ WITH RECURSIVE up(id) AS (
         UNION ALL
         SELECT e.to_id FROM lineage.edges e
         WHERE e.tenant_id = $3 AND e.kind = 'claim' AND e.state <> 'rejected' AND e.from_id = up.id
-        UNION ALL
-        SELECT e.from_id FROM lineage.edges e
-        WHERE e.tenant_id = $3 AND e.kind = 'claim' AND e.state <> 'rejected' AND e.to_id = up.id
     ) n
 )
 SELECT id::text FROM up WHERE id <> $1::text LIMIT $2
@@ -34,11 +36,13 @@ type DerivationsClosureParams struct {
 	TenantID   string
 }
 
-// Everything an artifact derives from, transitively, together with the
-// claims joined to it by a claim edge in either direction, pending or
-// ratified (UNION stops cycles). At most max_rows come back: the caller
-// asks for one more than it accepts, so a cut closure is detected, never
-// taken for a whole one (R2 fails closed).
+// Everything an artifact derives from, transitively, and every claim a
+// claim edge joins it to, pending or ratified: an edge from the artifact
+// counts as one to it (so the claims with an edge into the artifact are
+// walked from too), and what those claims derive from or point at, again
+// transitively (UNION stops cycles). At most max_rows come back: the
+// caller asks for one more than it accepts, so a cut closure is detected,
+// never taken for a whole one (R2 fails closed).
 func (q *Queries) DerivationsClosure(ctx context.Context, db DBTX, arg DerivationsClosureParams) ([]string, error) {
 	rows, err := db.Query(ctx, derivationsClosure, arg.ArtifactID, arg.MaxRows, arg.TenantID)
 	if err != nil {

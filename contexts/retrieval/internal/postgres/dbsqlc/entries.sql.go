@@ -31,6 +31,20 @@ func (q *Queries) CorpusAdd(ctx context.Context, db DBTX, arg CorpusAddParams) e
 	return err
 }
 
+const corpusLock = `-- name: CorpusLock :exec
+INSERT INTO retrieval.corpus (tenant_id, docs, lexemes) VALUES ($1, 0, 0)
+ON CONFLICT (tenant_id) DO UPDATE SET docs = retrieval.corpus.docs
+`
+
+// Takes the tenant's corpus row first (creating it if need be): every unit
+// of work that changes the serving tier locks it before any lexeme row, so
+// one that indexes one version and withdraws another cannot deadlock with
+// another promotion.
+func (q *Queries) CorpusLock(ctx context.Context, db DBTX, tenantID string) error {
+	_, err := db.Exec(ctx, corpusLock, tenantID)
+	return err
+}
+
 const corpusTenants = `-- name: CorpusTenants :many
 SELECT tenant_id FROM retrieval.corpus ORDER BY tenant_id
 `
@@ -232,6 +246,22 @@ func (q *Queries) EntryEmbeddings(ctx context.Context, db DBTX, arg EntryEmbeddi
 		return nil, err
 	}
 	return items, nil
+}
+
+const entryExists = `-- name: EntryExists :one
+SELECT EXISTS (SELECT 1 FROM retrieval.entries WHERE tenant_id = $1 AND artifact_id = $2)
+`
+
+type EntryExistsParams struct {
+	TenantID   string
+	ArtifactID string
+}
+
+func (q *Queries) EntryExists(ctx context.Context, db DBTX, arg EntryExistsParams) (bool, error) {
+	row := db.QueryRow(ctx, entryExists, arg.TenantID, arg.ArtifactID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
 }
 
 const entryInsert = `-- name: EntryInsert :one
