@@ -5,6 +5,7 @@ package auth
 
 import (
 	"context"
+	"sync"
 
 	"github.com/omlhub/oml/platform/errs"
 )
@@ -20,9 +21,39 @@ type Caller struct {
 
 type callerKey struct{}
 
-// With returns ctx carrying c.
+// memo holds what is computed once per authenticated request.
+type memo struct {
+	mu sync.Mutex
+	v  map[any]any
+}
+
+type memoKey struct{}
+
+// With returns ctx carrying c, and a fresh per-request memo (see [Memo]).
 func With(ctx context.Context, c Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
+	ctx = context.WithValue(ctx, callerKey{}, c)
+	return context.WithValue(ctx, memoKey{}, &memo{v: map[any]any{}})
+}
+
+// Memo returns the value load computes for key, once per authenticated
+// request (per [With]): later calls with the same key get the first
+// result. An error is not kept, so a later call loads again. Without a
+// caller in ctx it simply calls load.
+func Memo[T any](ctx context.Context, key any, load func() (T, error)) (T, error) {
+	m, ok := ctx.Value(memoKey{}).(*memo)
+	if !ok {
+		return load()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if v, ok := m.v[key]; ok {
+		return v.(T), nil
+	}
+	v, err := load()
+	if err == nil {
+		m.v[key] = v
+	}
+	return v, err
 }
 
 // From returns the caller carried by ctx.

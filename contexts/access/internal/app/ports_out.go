@@ -11,7 +11,7 @@ import (
 // is access.not_found, like one that does not exist. Other contexts reach
 // this through their own ports.
 func (s *Service) Effective(ctx context.Context, ref string) (domain.Workarea, domain.Scope, error) {
-	v, err := s.viewOf(ctx)
+	v, err := s.readView(ctx)
 	if err != nil {
 		return domain.Workarea{}, 0, err
 	}
@@ -31,7 +31,7 @@ func (s *Service) Effective(ctx context.Context, ref string) (domain.Workarea, d
 // it is under an allow path and under no deny path). A role that cannot
 // hold the scope, or a revoked key, gets nothing.
 func (s *Service) Subtrees(ctx context.Context, scope domain.Scope) (allow, deny []string, err error) {
-	v, err := s.viewOf(ctx)
+	v, err := s.readView(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

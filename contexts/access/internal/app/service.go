@@ -76,6 +76,17 @@ func (s *Service) viewOf(ctx context.Context) (view, error) {
 	return view{caller: c, role: domain.Role(c.Role), access: a}, nil
 }
 
+// viewKey names the caller's view in the request's memo.
+type viewKey struct{}
+
+// readView is viewOf loaded once per request: the reads other contexts
+// make through their ports (a serve asks about many workarea, a recall
+// about its scope and the readable subtrees) share one snapshot of the
+// caller's grants. Admin verbs use viewOf, which always reads anew.
+func (s *Service) readView(ctx context.Context) (view, error) {
+	return auth.Memo(ctx, viewKey{}, func() (view, error) { return s.viewOf(ctx) })
+}
+
 // at is the caller's effective access at w. A key revoked since it
 // authenticated holds nothing.
 func (v view) at(w domain.Workarea) domain.Scope {
