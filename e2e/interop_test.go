@@ -90,6 +90,15 @@ func TestInterop(t *testing.T) {
 			}
 		}
 	})
+	// docs/API.md says refusals by the SDK's HTTP layer are text/plain,
+	// not OML's envelope; this pins that sentence.
+	t.Run("sdk-refusal-is-text", func(t *testing.T) {
+		t.Parallel()
+		r := s.do(t, "POST", "/mcp", in.key, `{"jsonrpc": "2.0", "id": 1, "method": "ping"}`, "Content-Type", "text/plain")
+		if r.Status != http.StatusUnsupportedMediaType || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/plain") {
+			t.Fatalf("%d %s %s", r.Status, r.Header.Get("Content-Type"), r.Body)
+		}
+	})
 	for _, era := range []struct{ name, flag string }{{"2025-11-25", "legacy"}, {"2026-07-28", "modern"}} {
 		t.Run("inspector/"+era.name, func(t *testing.T) {
 			t.Parallel()
