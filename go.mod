@@ -39,3 +39,5 @@ require (
 	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
+
+ignore ./e2e/interop/node_modules

@@ -22,6 +22,13 @@ echo
 go test -run '^$' -bench WorkareaInfo -benchtime "${N}x" -count "$COUNT" ./cmd/oml-server | tee var/bench/workarea_info.txt | awk -f scripts/benchtable.awk
 
 echo
+echo "## Real tools: oml_recall and oml_remember over MCP vs POST /v1/recall and POST /v1/memories"
+echo
+echo "\`go test -run '^\$' -bench RealTools -benchtime ${N_REAL:-2000}x -count $COUNT ./cmd/oml-server\`"
+echo
+go test -run '^$' -bench RealTools -benchtime "${N_REAL:-2000}x" -count "$COUNT" ./cmd/oml-server | tee var/bench/real_tools.txt | awk -f scripts/benchtable.awk
+
+echo
 echo "## Admission: held submissions/s and serve + verdict round trips beside the journal append alone"
 echo
 echo "\`go test -run '^\$' -bench Admission -benchtime ${N_ADMISSION:-2000}x -count $COUNT ./cmd/oml-server\`"

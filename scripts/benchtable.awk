@@ -1,6 +1,7 @@
 # Turns `go test -bench` lines carrying req/s, p50-ms and p99-ms metrics
 # (several -count runs) into a markdown table of medians, plus the MCP/HTTP
-# p50 ratio per concurrency.
+# p50 and p99 ratios per concurrency: target mcp beside http, and X_mcp
+# beside X_http.
 function median(s,    n, a, i, j, t) {
 	n = split(s, a, " ")
 	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -27,6 +28,14 @@ END {
 		cs[c] = 1
 	}
 	print ""
-	for (c in cs) if ((("http", c) in m50) && (("mcp", c) in m50) && m50["http", c] > 0)
-		printf "MCP p50 / HTTP p50 at concurrency %s: %.2f×\n", c, m50["mcp", c] / m50["http", c]
+	for (k = 1; k <= count; k++) {
+		name = order[k]; split(name, parts, "/"); t = parts[1]; c = parts[2]
+		sub(/^target=/, "", t); sub(/^c=/, "", c)
+		if (t !~ /(^|_)mcp$/) continue
+		h = t; sub(/mcp$/, "http", h)
+		hn = "target=" h "/c=" c
+		if (!(hn in seen) || median(p50[hn]) <= 0) continue
+		base = t; sub(/_?mcp$/, "", base); if (base == "") base = "mcp"
+		printf "%s: MCP / HTTP at concurrency %s: p50 %.2f×, p99 %.2f×\n", base, c, median(p50[name]) / median(p50[hn]), median(p99[name]) / median(p99[hn])
+	}
 }

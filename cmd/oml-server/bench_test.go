@@ -36,6 +36,7 @@ type benchEnv struct {
 	reviewerKey   string
 	reviewerKeyID string
 	workarea      string
+	seeded        bool // seedRecall ran
 }
 
 var (

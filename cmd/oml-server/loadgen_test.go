@@ -30,7 +30,9 @@ func TestMain(m *testing.M) {
 
 // loadSpec says what the load generator sends.
 type loadSpec struct {
-	Target      string `json:"target"` // select1 | http | mcp | remember | review
+	// select1 | http | mcp | remember | review | recall_http | recall_mcp |
+	// remember_http (= remember) | remember_mcp
+	Target      string `json:"target"`
 	Concurrency int    `json:"c"`
 	N           int    `json:"n"`
 	Warmup      int    `json:"warmup"`
@@ -97,6 +99,9 @@ func loadgen(raw string, w io.Writer) error {
 	})
 }
 
+// recallQuery is what the recall targets ask.
+const recallQuery = "current aluminium quote Accra Metals validity"
+
 type generator struct {
 	spec   loadSpec
 	client *http.Client
@@ -119,10 +124,26 @@ func (g *generator) once() (time.Duration, error) {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"oml_workarea_info","arguments":{"workarea":%q}}}`, s.Workarea)
 		_, err := g.send("POST", "/mcp", s.Key, body, 200)
 		return time.Since(start), err
-	case "remember":
+	case "remember", "remember_http":
+		n := g.seq.Add(1)
 		body := fmt.Sprintf(`{"verb":"remember","workarea":%q,"claim_key":"bench-%s-%d","text":"Supplier quote %d: 412 USD/t for Q1-2027 delivery, valid until 2026-11-15."}`,
-			s.Workarea, g.run, g.seq.Add(1), g.seq.Load())
+			s.Workarea, g.run, n, n)
 		_, err := g.send("POST", "/v1/memories", s.Key, body, 201)
+		return time.Since(start), err
+	case "remember_mcp":
+		n := g.seq.Add(1)
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"oml_remember","arguments":{"workarea":%q,"claim_key":"bench-%s-%d","text":"Supplier quote %d: 412 USD/t for Q1-2027 delivery, valid until 2026-11-15."}}}`,
+			s.Workarea, g.run, n, n)
+		_, err := g.send("POST", "/mcp", s.Key, body, 200)
+		return time.Since(start), err
+	case "recall_http":
+		body := fmt.Sprintf(`{"query":%q,"scope":%q,"k":8}`, recallQuery, s.Workarea)
+		_, err := g.send("POST", "/v1/recall", s.Key, body, 200)
+		return time.Since(start), err
+	case "recall_mcp":
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"oml_recall","arguments":{"query":%q,"scope":%q,"k":8}}}`,
+			recallQuery, s.Workarea)
+		_, err := g.send("POST", "/mcp", s.Key, body, 200)
 		return time.Since(start), err
 	case "review":
 		b, err := g.send("POST", "/v1/reviews/serve", s.ReviewerKey, "", 200)

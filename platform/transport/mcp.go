@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"runtime/debug"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -44,7 +44,13 @@ type ToolSpec struct {
 func newTools(name string, log *slog.Logger) *Tools {
 	t := &Tools{
 		server: mcp.NewServer(&mcp.Implementation{Name: name, Title: "OML", Version: buildinfo.Read().Version},
-			&mcp.ServerOptions{Instructions: instructions}),
+			&mcp.ServerOptions{
+				Instructions: instructions,
+				// Advertise only what a stateless server delivers: the SDK's
+				// defaults add logging and tools.listChanged, and neither
+				// notification can reach a client without a session.
+				Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+			}),
 		names: map[string]bool{},
 		log:   log,
 	}
@@ -115,19 +121,18 @@ func (t *Tools) refuseUnknownTools(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // Add registers a typed tool. Its input and output JSON schemas are derived
-// from In and Out; arguments are decoded strictly (unknown fields and wrong
-// types are request.validation refusals). A returned error becomes an
-// isError result whose structured content is {"error": {code, rule,
-// message, retryable}}.
+// from In and Out (see toolSchemas: plain types, and an output schema that
+// admits the refusal envelope); arguments are decoded strictly (unknown
+// fields, wrong types and missing required fields are request.validation
+// refusals naming the field). A returned error becomes an isError result
+// whose structured content is {"error": {code, rule, message, retryable}}.
 func Add[In, Out any](t *Tools, spec ToolSpec, fn func(ctx context.Context, in In) (Out, error)) {
-	inSchema, err := jsonschema.For[In](nil)
+	inSchema, outSchema, err := toolSchemas[In, Out]()
 	if err != nil {
-		panic(fmt.Sprintf("tool %s: input schema: %v", spec.Name, err))
+		panic(fmt.Sprintf("tool %s: %v", spec.Name, err))
 	}
-	outSchema, err := jsonschema.For[Out](nil)
-	if err != nil {
-		panic(fmt.Sprintf("tool %s: output schema: %v", spec.Name, err))
-	}
+	required := inSchema.Required
+	fill := holdsSlice(reflect.TypeFor[Out](), map[reflect.Type]bool{})
 	tool := &mcp.Tool{
 		Name:         spec.Name,
 		Title:        spec.Title,
@@ -150,9 +155,15 @@ func Add[In, Out any](t *Tools, spec ToolSpec, fn func(ctx context.Context, in I
 		if err := DecodeJSON(args, &in); err != nil {
 			return t.errorResult(ctx, spec.Name, err), nil
 		}
+		if err := missingRequired(args, required); err != nil {
+			return t.errorResult(ctx, spec.Name, err), nil
+		}
 		out, err := fn(ctx, in)
 		if err != nil {
 			return t.errorResult(ctx, spec.Name, err), nil
+		}
+		if fill {
+			fillNilSlices(reflect.ValueOf(&out).Elem())
 		}
 		body, err := json.Marshal(out)
 		if err != nil {

@@ -19,8 +19,10 @@ func Register(t *transport.Tools, svc *app.Service, idem idempotency.Doer) {
 		Title: "Remember",
 		Description: "Submit a memory. It is held on arrival: scanned, reviewed by an identity that did not write it, " +
 			"and visible to others only after ratification. Success means accepted for review, never published. " +
-			"Put a stable idempotency_key on every call your harness might retry.",
-		Idempotent: true,
+			"Put a stable idempotency_key on every call your harness might retry: a retry with the same key " +
+			"returns the first answer; without one it is refused as submission.claim_key_conflict.",
+		// Not idempotentHint: only a call carrying an idempotency_key is
+		// idempotent; a plain retry is a claim_key_conflict.
 	}, func(ctx context.Context, in wire.RememberIn) (wire.RememberOut, error) {
 		out, err := wire.Submit(ctx, svc, idem, wire.FromRemember(in), in.IdempotencyKey)
 		if err != nil {
@@ -34,8 +36,9 @@ func Register(t *transport.Tools, svc *app.Service, idem idempotency.Doer) {
 		Title: "Learn",
 		Description: "Submit a derived fact with the lineage that produced it (derives_from must be non-empty; every " +
 			"target must be readable by this key). Held on arrival and reviewed like oml_remember; a reviewer who " +
-			"wrote anything in the lineage is never served it.",
-		Idempotent: true,
+			"wrote anything in the lineage is never served it. Put a stable idempotency_key on every call your " +
+			"harness might retry.",
+		// Not idempotentHint, as for oml_remember.
 	}, func(ctx context.Context, in wire.LearnIn) (wire.LearnOut, error) {
 		out, err := wire.Submit(ctx, svc, idem, wire.FromLearn(in), in.IdempotencyKey)
 		if err != nil {

@@ -44,10 +44,12 @@ type RememberOut struct {
 
 // LearnIn is the input of oml_learn.
 type LearnIn struct {
-	Workarea       string          `json:"workarea" jsonschema:"the target workarea id (wa_…) or path"`
-	ClaimKey       string          `json:"claim_key"`
-	Text           string          `json:"text"`
-	DerivesFrom    []string        `json:"derives_from" jsonschema:"the artifacts this fact was distilled from; must be non-empty"`
+	Workarea string `json:"workarea" jsonschema:"the target workarea id (wa_…) or path"`
+	ClaimKey string `json:"claim_key"`
+	Text     string `json:"text"`
+	// Not schema-required: seed 000 refuses an omitted derives_from as
+	// submission.lineage_required, like an empty one, not as a missing field.
+	DerivesFrom    []string        `json:"derives_from,omitempty" jsonschema:"the artifacts this fact was distilled from; must be non-empty (omitted or empty: submission.lineage_required)"`
 	Attachments    []AttachmentRef `json:"attachments,omitempty"`
 	IdempotencyKey string          `json:"idempotency_key,omitempty"`
 }

@@ -1,0 +1,134 @@
+// Shared checks run by sdk-v1.mjs and sdk-v2.mjs against a live oml-server.
+// Input comes from the environment (set by e2e/interop_test.go):
+//   OML_MCP_URL   the server's /mcp endpoint
+//   OML_API_KEY   a key with reader and writer grants on the case's scope
+//   OML_CASE      JSON {scope, query, want_hit, missing_scope}
+// Each check prints "ok <name>" or "FAIL <name>: <why>"; the process exits 1
+// when any check failed.
+
+export const env = {
+  url: must('OML_MCP_URL'),
+  key: must('OML_API_KEY'),
+  kase: JSON.parse(must('OML_CASE')),
+};
+
+function must(name) {
+  const v = process.env[name];
+  if (!v) {
+    console.log(`FAIL setup: ${name} is not set`);
+    process.exit(1);
+  }
+  return v;
+}
+
+// recordingFetch is fetch that remembers the Mcp-Protocol-Version header of
+// the last request, so a check can say which era the client spoke.
+export function recordingFetch() {
+  const seen = { version: undefined };
+  const f = async (input, init) => {
+    const h = new Headers(init?.headers);
+    if (h.get('mcp-protocol-version')) seen.version = h.get('mcp-protocol-version');
+    return fetch(input, init);
+  };
+  return { fetch: f, seen };
+}
+
+let failed = 0;
+
+async function check(name, fn) {
+  try {
+    const detail = await fn();
+    console.log(`ok ${name}${detail ? ` (${detail})` : ''}`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}: ${e?.stack ?? e}`);
+  }
+}
+
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+// refusal asserts a tool result is OML's typed refusal with code, in
+// structured content (isError: true), and returns its error object.
+function refusal(res, code) {
+  assert(res.isError === true, `want isError: true, got ${JSON.stringify(res)}`);
+  const e = res.structuredContent?.error;
+  assert(e && typeof e === 'object', `no structured {"error": …}: ${JSON.stringify(res)}`);
+  assert(e.code === code, `code ${e.code}, want ${code}: ${JSON.stringify(e)}`);
+  for (const k of ['rule', 'message']) assert(typeof e[k] === 'string' && e[k] !== '', `error.${k} missing`);
+  assert(typeof e.retryable === 'boolean', 'error.retryable missing');
+  assert(res.content?.[0]?.type === 'text' && JSON.parse(res.content[0].text).error.code === code, 'text content is not the same envelope');
+  return e;
+}
+
+// run drives the checks with a connected client; era is the protocol
+// version the client must have spoken.
+export async function run(client, seen, era) {
+  const { kase } = env;
+  let tools = [];
+
+  await check('capabilities: tools only, no listChanged, no logging', () => {
+    const caps = client.getServerCapabilities();
+    assert(caps?.tools, `no tools capability: ${JSON.stringify(caps)}`);
+    assert(!caps.tools.listChanged, `tools.listChanged advertised: ${JSON.stringify(caps)}`);
+    assert(!caps.logging, `logging advertised: ${JSON.stringify(caps)}`);
+    return JSON.stringify(caps);
+  });
+
+  await check('tools/list', async () => {
+    ({ tools } = await client.listTools());
+    assert(tools.some((t) => t.name === 'oml_recall'), 'oml_recall missing');
+    for (const t of tools) assert(t.outputSchema?.type === 'object', `${t.name}: no object outputSchema`);
+    assert(seen.version === era, `spoke ${seen.version}, want ${era}`);
+    return `${tools.length} tools, ${seen.version}`;
+  });
+
+  await check('annotations: writes are not idempotent without a key', () => {
+    for (const name of ['oml_remember', 'oml_learn']) {
+      const t = tools.find((x) => x.name === name);
+      assert(t, `${name} missing`);
+      assert(t.annotations?.idempotentHint !== true, `${name} claims idempotentHint`);
+    }
+  });
+
+  await check('oml_recall finds the promoted memory', async () => {
+    const res = await client.callTool({ name: 'oml_recall', arguments: { query: kase.query, scope: kase.scope, k: 5 } });
+    assert(!res.isError, `refused: ${JSON.stringify(res.structuredContent)}`);
+    const sc = res.structuredContent;
+    assert(Array.isArray(sc.steering) && Array.isArray(sc.hits), `shape: ${JSON.stringify(sc)}`);
+    assert(sc.hits.some((h) => h.artifact_id === kase.want_hit), `hit ${kase.want_hit} missing: ${JSON.stringify(sc)}`);
+    return `${sc.hits.length} hits`;
+  });
+
+  await check('refusal reaches the caller typed (access.not_found)', async () => {
+    const res = await client.callTool({ name: 'oml_recall', arguments: { query: kase.query, scope: kase.missing_scope } });
+    refusal(res, 'access.not_found');
+  });
+
+  await check('missing required field is request.validation naming it', async () => {
+    const res = await client.callTool({ name: 'oml_remember', arguments: { workarea: kase.scope, text: 'no claim key' } });
+    const e = refusal(res, 'request.validation');
+    assert(/claim_key.*required/.test(e.message), `message does not say claim_key is required: ${e.message}`);
+    return e.message;
+  });
+
+  await check('wrong type is request.validation', async () => {
+    const res = await client.callTool({ name: 'oml_recall', arguments: { query: kase.query, scope: kase.scope, k: 'five' } });
+    refusal(res, 'request.validation');
+  });
+
+  await check('a verb outside the catalog is absent (JSON-RPC -32602)', async () => {
+    let err;
+    try {
+      await client.callTool({ name: 'oml_promote', arguments: {} });
+    } catch (e) {
+      err = e;
+    }
+    assert(err, 'oml_promote did not fail');
+    assert(err.code === -32602 && /Unknown tool: oml_promote/.test(err.message), `got ${err.code} ${err.message}`);
+  });
+
+  await client.close();
+  if (failed > 0) process.exit(1);
+}

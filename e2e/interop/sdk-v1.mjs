@@ -1,0 +1,15 @@
+// The official TypeScript SDK v1 client (@modelcontextprotocol/sdk), in the
+// 2025-11-25 era (initialize handshake), against a live oml-server.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { env, recordingFetch, run } from './checks.mjs';
+
+const { fetch, seen } = recordingFetch();
+const client = new Client({ name: 'oml-interop-sdk-v1', version: '1.0.0' });
+await client.connect(
+  new StreamableHTTPClientTransport(new URL(env.url), {
+    fetch,
+    requestInit: { headers: { Authorization: `Bearer ${env.key}` } },
+  }),
+);
+await run(client, seen, '2025-11-25');
