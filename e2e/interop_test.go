@@ -114,12 +114,11 @@ func (in interop) serveProxy(t *testing.T, ln net.Listener, target string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := httputil.NewSingleHostReverseProxy(u)
-	director := p.Director
-	p.Director = func(r *http.Request) {
-		director(r)
-		r.Header.Set("Authorization", "Bearer "+in.key)
-	}
+	p := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(u)
+		pr.Out.Host = pr.In.Host // the client's Host, for the DNS-rebinding scenario
+		pr.Out.Header.Set("Authorization", "Bearer "+in.key)
+	}}
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
