@@ -144,6 +144,10 @@ func (l lineagePort) Closure(ctx context.Context, tenant, artifact string, limit
 	return l.m.Closure(ctx, tenant, artifact, limit)
 }
 
+func (l lineagePort) Closures(ctx context.Context, tenant string, artifacts []string, limit int) (map[string][]string, map[string]error, error) {
+	return l.m.Closures(ctx, tenant, artifacts, limit)
+}
+
 func (l lineagePort) Parents(ctx context.Context, tenant, artifact string) ([]string, error) {
 	return l.m.Parents(ctx, tenant, artifact)
 }

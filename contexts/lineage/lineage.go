@@ -91,6 +91,13 @@ func (m *Module) Closure(ctx context.Context, tenant, artifact string, limit int
 	return m.svc.Closure(ctx, tenant, artifact, limit)
 }
 
+// Closures is Closure for many artifacts in one query while their closures
+// together stay within limit; refused holds review.closure_bound for those
+// above it.
+func (m *Module) Closures(ctx context.Context, tenant string, artifacts []string, limit int) (map[string][]string, map[string]error, error) {
+	return m.svc.Closures(ctx, tenant, artifacts, limit)
+}
+
 // Parents lists what artifact derives from directly.
 func (m *Module) Parents(ctx context.Context, tenant, artifact string) ([]string, error) {
 	return m.svc.Parents(ctx, tenant, artifact)

@@ -31,6 +31,8 @@ type DB struct {
 type Options struct {
 	MaxConns        int32
 	ApplicationName string
+	// Tracer sees every statement (tests count them); nil for none.
+	Tracer pgx.QueryTracer
 }
 
 // Open connects a pool and checks the server answers. pgvector's types are
@@ -45,6 +47,9 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	}
 	if opts.ApplicationName != "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = opts.ApplicationName
+	}
+	if opts.Tracer != nil {
+		cfg.ConnConfig.Tracer = opts.Tracer
 	}
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		var present bool

@@ -29,6 +29,28 @@ WITH RECURSIVE up(id) AS (
 )
 SELECT id::text FROM up WHERE id <> @artifact_id::text LIMIT @max_rows;
 
+-- name: DerivationsClosures :many
+-- DerivationsClosure for many roots at once: (root, member) pairs, at most
+-- max_rows of them in all (the caller asks for one more than it accepts and
+-- falls back to one root at a time when the cap is reached).
+WITH RECURSIVE up(root, id) AS (
+    SELECT s.root, s.id FROM (
+        SELECT r AS root, r AS id FROM unnest(@roots::text[]) AS r
+        UNION
+        SELECT e.to_id, e.from_id FROM lineage.edges e
+        WHERE e.tenant_id = @tenant_id AND e.kind = 'claim' AND e.state <> 'rejected' AND e.to_id = ANY(@roots::text[])
+    ) s
+    UNION
+    SELECT up.root, n.id FROM up, LATERAL (
+        SELECT d.target_id AS id FROM lineage.derivations d
+        WHERE d.tenant_id = @tenant_id AND d.artifact_id = up.id
+        UNION ALL
+        SELECT e.to_id FROM lineage.edges e
+        WHERE e.tenant_id = @tenant_id AND e.kind = 'claim' AND e.state <> 'rejected' AND e.from_id = up.id
+    ) n
+)
+SELECT root::text, id::text FROM up WHERE id <> root LIMIT @max_rows;
+
 -- name: DerivationsTouching :many
 -- Derivations with an end among ids, for the graph read (ordered: a
 -- continued graph read walks the same way again).

@@ -61,6 +61,10 @@ type Lineage interface {
 	// direction; a closure of more than limit artifacts is the typed
 	// refusal review.closure_bound, never a cut list.
 	Closure(ctx context.Context, tenant, artifact string, limit int) ([]string, error)
+	// Closures is Closure for many artifacts at once; refused holds
+	// review.closure_bound for those whose closure has more than limit
+	// members.
+	Closures(ctx context.Context, tenant string, artifacts []string, limit int) (closures map[string][]string, refused map[string]error, err error)
 	// Parents lists what artifact derives from directly.
 	Parents(ctx context.Context, tenant, artifact string) ([]string, error)
 	// NextEdge leases the oldest pending edge the reviewer may ratify

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -69,8 +70,12 @@ func (s *Service) ServeNext(ctx context.Context) (Served, bool, error) {
 			if err != nil {
 				return fmt.Errorf("review queue: %w", err)
 			}
-			for _, c := range batch {
-				srv, err := s.eligible(ctx, caller, c, now)
+			verdicts, err := s.judge(ctx, domain.Reviewer{KeyID: caller.KeyID, Principal: caller.PrincipalID}, batch, now)
+			if err != nil {
+				return err
+			}
+			for i, c := range batch {
+				srv, err := verdicts[i].srv, verdicts[i].err
 				if errs.Is(err, errs.ClosureBound) {
 					bounded, unreviewable = err, append(unreviewable, c)
 				} else if err != nil && !refusal(err) {
@@ -187,58 +192,96 @@ func (s *Service) reviewMaterial(ctx context.Context, c domain.Claim) []ReviewMa
 	return material
 }
 
-// eligible decides whether the caller may be served c now: the checks the
-// queue query cannot make (the workarea's status and policy, independence
-// over the whole lineage closure). A refusal is a typed error (see
-// [refusal]); the serve then skips the item.
-func (s *Service) eligible(ctx context.Context, caller auth.Caller, c domain.Claim, now time.Time) (domain.Serve, error) {
-	w, err := s.Access.WorkareaByID(ctx, c.WorkareaID)
-	if err != nil {
-		return domain.Serve{}, err
-	}
-	r := domain.Reviewer{KeyID: caller.KeyID, Principal: caller.PrincipalID}
-	self, closure, err := s.admissible(ctx, c, r, w)
-	if err != nil {
-		return domain.Serve{}, err
-	}
-	return domain.Serve{
-		ID: ids.New(ids.Serve), ArtifactID: c.ID, Reviewer: r, SelfSigned: self,
-		ServedAt: now, ExpiresAt: now.Add(s.cfg.ServeTTL), Closure: closure,
-	}, nil
+// judged is one candidate as the serve judged it: a serve to lease, or
+// the typed refusal that makes it ineligible for this reviewer.
+type judged struct {
+	srv domain.Serve
+	err error
 }
 
-// admissible gathers what the domain decides a review on — the policy in
-// force, the tenant's review settings, the authors of the whole lineage
-// closure — and asks it (domain.Admissible). It returns the closure it
-// checked, which the serve and the promotion event keep.
-func (s *Service) admissible(ctx context.Context, c domain.Claim, r domain.Reviewer, w Workarea) (bool, []string, error) {
-	policy, err := s.Repo.PolicyAt(ctx, c.TenantID, c.WorkareaIDPath)
+// judge decides, for a batch of held claims, which the reviewer may be
+// served now: the checks the queue query cannot make (the workarea's
+// status and policy, the tenant's review settings, independence over each
+// whole lineage closure). It costs a constant number of statements per
+// batch — each distinct workarea and policy once, the closures of the
+// whole batch in one query and their authors in another — and the domain
+// decides each claim (domain.Admissible). An error is a failure; a
+// refusal is in the claim's judged.err.
+func (s *Service) judge(ctx context.Context, r domain.Reviewer, batch []domain.Claim, now time.Time) ([]judged, error) {
+	out := make([]judged, len(batch))
+	if len(batch) == 0 {
+		return out, nil
+	}
+	tenant := batch[0].TenantID
+	selfSigned, err := s.Repo.SelfSignedDevelopment(ctx, tenant)
 	if err != nil {
-		return false, nil, fmt.Errorf("load review policy: %w", err)
+		return nil, fmt.Errorf("load tenant review settings: %w", err)
 	}
-	if policy.SelfSignedDevelopment, err = s.Repo.SelfSignedDevelopment(ctx, c.TenantID); err != nil {
-		return false, nil, fmt.Errorf("load tenant review settings: %w", err)
+	workareas, policies := map[string]Workarea{}, map[string]domain.Policy{}
+	refused := map[string]error{}
+	claimIDs := make([]string, len(batch))
+	for i, c := range batch {
+		claimIDs[i] = c.ID
+		if _, seen := workareas[c.WorkareaID]; !seen && refused[c.WorkareaID] == nil {
+			w, err := s.Access.WorkareaByID(ctx, c.WorkareaID)
+			if err != nil && !refusal(err) {
+				return nil, err
+			}
+			workareas[c.WorkareaID], refused[c.WorkareaID] = w, err
+		}
+		if _, seen := policies[c.WorkareaIDPath]; !seen {
+			p, err := s.Repo.PolicyAt(ctx, tenant, c.WorkareaIDPath)
+			if err != nil {
+				return nil, fmt.Errorf("load review policy: %w", err)
+			}
+			p.SelfSignedDevelopment = selfSigned
+			policies[c.WorkareaIDPath] = p
+		}
 	}
-	closure, err := s.Lineage.Closure(ctx, c.TenantID, c.ID, s.cfg.ClosureMax)
+	closures, bounded, err := s.Lineage.Closures(ctx, tenant, claimIDs, s.cfg.ClosureMax)
 	if err != nil {
-		return false, nil, err
+		return nil, fmt.Errorf("lineage closures: %w", err)
 	}
-	byID, err := s.Repo.Authors(ctx, c.TenantID, closure)
+	var members []string
+	for _, ms := range closures {
+		members = append(members, ms...)
+	}
+	authors, err := s.Repo.Authors(ctx, tenant, members)
 	if err != nil {
-		return false, nil, fmt.Errorf("load lineage authors: %w", err)
+		return nil, fmt.Errorf("load lineage authors: %w", err)
 	}
-	if len(byID) != len(closure) {
-		// A closure member admission does not know (an edge to a claim
-		// that is gone) has no author to compare: fail closed.
-		return false, nil, errs.New(errs.NotIndependent, "R2: independence is checked over every claim in the lineage closure (fail closed)",
-			"artifact %s has %d lineage member(s) whose author cannot be established", c.ID, len(closure)-len(byID))
+	for i, c := range batch {
+		if err := cmp.Or(refused[c.WorkareaID], bounded[c.ID]); err != nil {
+			out[i].err = err
+			continue
+		}
+		closure := closures[c.ID]
+		by := make([]string, 0, len(closure))
+		for _, m := range closure {
+			a, ok := authors[m]
+			if !ok {
+				// A closure member admission does not know (an edge to a
+				// claim that is gone) has no author to compare: fail closed.
+				out[i].err = errs.New(errs.NotIndependent, "R2: independence is checked over every claim in the lineage closure (fail closed)",
+					"artifact %s has lineage member %s whose author cannot be established", c.ID, m)
+				break
+			}
+			by = append(by, a)
+		}
+		if out[i].err != nil {
+			continue
+		}
+		self, err := domain.Admissible(c, r, workareas[c.WorkareaID].Status, by, policies[c.WorkareaIDPath])
+		if err != nil {
+			out[i].err = err
+			continue
+		}
+		out[i].srv = domain.Serve{
+			ID: ids.New(ids.Serve), ArtifactID: c.ID, Reviewer: r, SelfSigned: self,
+			ServedAt: now, ExpiresAt: now.Add(s.cfg.ServeTTL), Closure: closure,
+		}
 	}
-	authors := make([]string, 0, len(byID))
-	for _, a := range byID {
-		authors = append(authors, a)
-	}
-	self, err := domain.Admissible(c, r, w.Status, authors, policy)
-	return self, closure, err
+	return out, nil
 }
 
 // refusal reports whether err is a typed refusal (an ineligible item),
@@ -381,18 +424,17 @@ func (s *Service) recheck(ctx context.Context, reviewable Subtrees, srv *domain.
 	if !reviewable.Contains(c.WorkareaIDPath) {
 		return denied
 	}
-	w, err := s.Access.WorkareaByID(ctx, c.WorkareaID)
-	if errs.Is(err, errs.NotFound) {
+	j, err := s.judge(ctx, srv.Reviewer, []domain.Claim{c}, s.now())
+	if err != nil {
+		return err
+	}
+	if errs.Is(j[0].err, errs.NotFound) {
 		return denied
 	}
-	if err != nil {
-		return err
+	if j[0].err != nil {
+		return j[0].err
 	}
-	self, closure, err := s.admissible(ctx, c, srv.Reviewer, w)
-	if err != nil {
-		return err
-	}
-	srv.SelfSigned, srv.Closure = self, closure
+	srv.SelfSigned, srv.Closure = j[0].srv.SelfSigned, j[0].srv.Closure
 	return nil
 }
 

@@ -96,6 +96,9 @@ type GraphRead struct {
 type Repository interface {
 	Declare(ctx context.Context, tenant, artifact string, targets []string, at time.Time) error
 	Closure(ctx context.Context, tenant, artifact string, limit int) ([]string, error)
+	// Closures returns the closures of many roots, at most limit members in
+	// all, and how many members it returned.
+	Closures(ctx context.Context, tenant string, roots []string, limit int) (map[string][]string, int, error)
 	Parents(ctx context.Context, tenant, artifact string) ([]string, error)
 	DerivationsTouching(ctx context.Context, tenant string, ids []string) ([]Derivation, error)
 

@@ -208,6 +208,36 @@ func (s *Service) Closure(ctx context.Context, tenant, artifact string, limit in
 	return ids, nil
 }
 
+// Closures is Closure for many artifacts at once: one query while their
+// closures together stay within limit, else one per artifact. refused
+// holds Closure's review.closure_bound for each artifact whose closure has
+// more than limit members.
+func (s *Service) Closures(ctx context.Context, tenant string, artifacts []string, limit int) (closures map[string][]string, refused map[string]error, err error) {
+	closures, refused = map[string][]string{}, map[string]error{}
+	all, n, err := s.Repo.Closures(ctx, tenant, artifacts, limit+1)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n <= limit {
+		for _, a := range artifacts {
+			closures[a] = all[a]
+		}
+		return closures, refused, nil
+	}
+	for _, a := range artifacts {
+		ids, err := s.Closure(ctx, tenant, a, limit)
+		switch {
+		case errs.Is(err, errs.ClosureBound):
+			refused[a] = err
+		case err != nil:
+			return nil, nil, err
+		default:
+			closures[a] = ids
+		}
+	}
+	return closures, refused, nil
+}
+
 // Parents lists what artifact derives from directly.
 func (s *Service) Parents(ctx context.Context, tenant, artifact string) ([]string, error) {
 	return s.Repo.Parents(ctx, tenant, artifact)

@@ -53,6 +53,22 @@ func (r *Repository) Closure(ctx context.Context, tenant, artifact string, limit
 	return ids, translate(err)
 }
 
+// Closures is Closure for many roots: each root's members, at most limit
+// (root, member) pairs in all.
+func (r *Repository) Closures(ctx context.Context, tenant string, roots []string, limit int) (map[string][]string, int, error) {
+	rows, err := r.q.DerivationsClosures(ctx, r.conn(ctx), dbsqlc.DerivationsClosuresParams{
+		TenantID: tenant, Roots: roots, MaxRows: int32(limit),
+	})
+	if err != nil {
+		return nil, 0, translate(err)
+	}
+	out := make(map[string][]string, len(roots))
+	for _, row := range rows {
+		out[row.Root] = append(out[row.Root], row.ID)
+	}
+	return out, len(rows), nil
+}
+
 // Parents lists what artifact derives from directly.
 func (r *Repository) Parents(ctx context.Context, tenant, artifact string) ([]string, error) {
 	ids, err := r.q.DerivationsOf(ctx, r.conn(ctx), dbsqlc.DerivationsOfParams{TenantID: tenant, ArtifactID: artifact})

@@ -63,6 +63,60 @@ func (q *Queries) DerivationsClosure(ctx context.Context, db DBTX, arg Derivatio
 	return items, nil
 }
 
+const derivationsClosures = `-- name: DerivationsClosures :many
+WITH RECURSIVE up(root, id) AS (
+    SELECT s.root, s.id FROM (
+        SELECT r AS root, r AS id FROM unnest($2::text[]) AS r
+        UNION
+        SELECT e.to_id, e.from_id FROM lineage.edges e
+        WHERE e.tenant_id = $3 AND e.kind = 'claim' AND e.state <> 'rejected' AND e.to_id = ANY($2::text[])
+    ) s
+    UNION
+    SELECT up.root, n.id FROM up, LATERAL (
+        SELECT d.target_id AS id FROM lineage.derivations d
+        WHERE d.tenant_id = $3 AND d.artifact_id = up.id
+        UNION ALL
+        SELECT e.to_id FROM lineage.edges e
+        WHERE e.tenant_id = $3 AND e.kind = 'claim' AND e.state <> 'rejected' AND e.from_id = up.id
+    ) n
+)
+SELECT root::text, id::text FROM up WHERE id <> root LIMIT $1
+`
+
+type DerivationsClosuresParams struct {
+	MaxRows  int32
+	Roots    []string
+	TenantID string
+}
+
+type DerivationsClosuresRow struct {
+	Root string
+	ID   string
+}
+
+// DerivationsClosure for many roots at once: (root, member) pairs, at most
+// max_rows of them in all (the caller asks for one more than it accepts and
+// falls back to one root at a time when the cap is reached).
+func (q *Queries) DerivationsClosures(ctx context.Context, db DBTX, arg DerivationsClosuresParams) ([]DerivationsClosuresRow, error) {
+	rows, err := db.Query(ctx, derivationsClosures, arg.MaxRows, arg.Roots, arg.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DerivationsClosuresRow
+	for rows.Next() {
+		var i DerivationsClosuresRow
+		if err := rows.Scan(&i.Root, &i.ID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const derivationsInsert = `-- name: DerivationsInsert :exec
 INSERT INTO lineage.derivations (tenant_id, artifact_id, target_id, declared_at)
 SELECT $1, $2, t, $3 FROM unnest($4::text[]) AS t
