@@ -185,6 +185,20 @@ func (l *reviewLineage) Closure(_ context.Context, _, artifact string, limit int
 	return slices.Clone(c), nil
 }
 
+// Closures is Closure for each artifact, as the real port answers.
+func (l *reviewLineage) Closures(ctx context.Context, tenant string, artifacts []string, limit int) (map[string][]string, map[string]error, error) {
+	closures, refused := map[string][]string{}, map[string]error{}
+	for _, a := range artifacts {
+		c, err := l.Closure(ctx, tenant, a, limit)
+		if err != nil {
+			refused[a] = err
+			continue
+		}
+		closures[a] = c
+	}
+	return closures, refused, nil
+}
+
 func (l *reviewLineage) Parents(context.Context, string, string) ([]string, error) { return nil, nil }
 
 func (l *reviewLineage) NextEdge(context.Context, string, string, app.Subtrees, time.Time, time.Time) (app.Edge, bool, error) {

@@ -23,11 +23,15 @@ type fakeAccess struct {
 }
 
 func (a *fakeAccess) Workarea(_ context.Context, ref string) (app.Workarea, error) {
-	w, ok := a.workareas[ref]
-	if !ok {
-		return app.Workarea{}, errs.New(errs.NotFound, "test", "no workarea %s", ref)
+	if w, ok := a.workareas[ref]; ok {
+		return w, nil
 	}
-	return w, nil
+	for _, w := range a.workareas { // by id, as the id paths name them
+		if w.ID == ref {
+			return w, nil
+		}
+	}
+	return app.Workarea{}, errs.New(errs.NotFound, "test", "no workarea %s", ref)
 }
 
 func (a *fakeAccess) Subtrees(_ context.Context, s scope.Scope) (app.Subtrees, error) {
@@ -123,14 +127,14 @@ func setup(t *testing.T) bundle {
 		repo: memstore.New(),
 		access: &fakeAccess{
 			workareas: map[string]app.Workarea{
-				"P": {ID: "wa_p", IDPath: "wa_u.wa_p", Status: "development", Reader: true, Propose: true},
-				"R": {ID: "wa_r", IDPath: "wa_u.wa_r", Status: "development", Reader: true},
-				"V": {ID: "wa_v", IDPath: "wa_u.wa_v", Status: "validated", Reader: true, Propose: true},
-				"S": {ID: "wa_s", IDPath: "wa_u.wa_s", Status: "development"},
+				"P": {ID: "wa_p", IDPath: "u.p", Status: "development", Reader: true, Propose: true},
+				"R": {ID: "wa_r", IDPath: "u.r", Status: "development", Reader: true},
+				"V": {ID: "wa_v", IDPath: "u.v", Status: "validated", Reader: true, Propose: true},
+				"S": {ID: "wa_s", IDPath: "u.s", Status: "development"},
 			},
 			subtrees: map[scope.Scope]app.Subtrees{
-				scope.Reader:         {Allow: []string{"wa_u.wa_p", "wa_u.wa_r"}},
-				scope.DreamerPropose: {Allow: []string{"wa_u.wa_p"}},
+				scope.Reader:         {Allow: []string{"u.p", "u.r"}},
+				scope.DreamerPropose: {Allow: []string{"u.p"}},
 			},
 		},
 		claims:  &fakeClaims{refs: map[string]app.ClaimRef{}},

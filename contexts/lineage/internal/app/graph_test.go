@@ -16,7 +16,7 @@ func chain(t *testing.T, b bundle, n int) []string {
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = platformids.New(platformids.Artifact)
-		b.claim(ids[i], "wa_u.wa_p", app.Readable)
+		b.claim(ids[i], "u.p", app.Readable)
 	}
 	for i := range n - 1 {
 		if err := b.svc.Declare(b.ctx, tenant, ids[i], []string{ids[i+1]}, now); err != nil {
@@ -118,10 +118,10 @@ func TestGraphVisibility(t *testing.T) {
 	b := setup(t)
 	root, held, bodyless, elsewhere := platformids.New(platformids.Artifact), platformids.New(platformids.Artifact),
 		platformids.New(platformids.Artifact), platformids.New(platformids.Artifact)
-	b.claim(root, "wa_u.wa_p", app.Readable)
-	b.claim(held, "wa_u.wa_p", app.Absent)
-	b.claim(bodyless, "wa_u.wa_s", app.BodyLess)
-	b.claim(elsewhere, "wa_u.wa_r", app.Readable) // readable, outside the scope
+	b.claim(root, "u.p", app.Readable)
+	b.claim(held, "u.p", app.Absent)
+	b.claim(bodyless, "u.s", app.BodyLess)
+	b.claim(elsewhere, "u.r", app.Readable) // readable, outside the scope
 	if err := b.svc.Declare(b.ctx, tenant, root, []string{held, bodyless, elsewhere}, now); err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestProposeWorkareaEdge(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
-			b.access.workareas["R2"] = app.Workarea{ID: "wa_r2", IDPath: "wa_u.wa_r2", Reader: true}
+			b.access.workareas["R2"] = app.Workarea{ID: "wa_r2", IDPath: "u.r2", Reader: true}
 			b.access.workareas["P-alias"] = b.access.workareas["P"]
 			e, err := b.svc.Propose(b.ctx, domain.Proposal{Kind: domain.KindWorkarea, Label: "relates_to", From: c.from, To: c.to})
 			wantCode(t, err, c.want)
@@ -41,7 +41,7 @@ func TestProposeWorkareaEdge(t *testing.T) {
 			}
 			stored, err := b.repo.EdgeGetForUpdate(b.ctx, tenant, e.ID)
 			if err != nil || stored.State != domain.Pending || stored.From != "wa_r" || stored.To != "wa_p" ||
-				stored.FromIDPath != "wa_u.wa_r" || stored.ProposerPrincipal != "pr_alice" {
+				stored.FromIDPath != "u.r" || stored.ProposerPrincipal != "pr_alice" {
 				t.Fatalf("stored = %+v, %v", stored, err)
 			}
 			if got := b.journal.types(); !slices.Equal(got, []string{"workarea.relate_proposed"}) {
@@ -66,13 +66,13 @@ func TestProposeClaimEdge(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
-			b.claim("art_p", "wa_u.wa_p", app.Readable)
-			b.claim("art_r", "wa_u.wa_r", app.Readable)
-			b.claim("art_r2", "wa_u.wa_r", app.Readable)
-			b.claim("art_bodyless", "wa_u.wa_s", app.BodyLess)
+			b.claim("art_p", "u.p", app.Readable)
+			b.claim("art_r", "u.r", app.Readable)
+			b.claim("art_r2", "u.r", app.Readable)
+			b.claim("art_bodyless", "u.s", app.BodyLess)
 			e, err := b.svc.Propose(b.ctx, domain.Proposal{Kind: domain.KindClaim, Label: "supports", From: c.from, To: c.to})
 			wantCode(t, err, c.want)
-			if c.want == "" && (e.Kind != domain.KindClaim || e.FromIDPath != "wa_u.wa_p" || e.ToIDPath != "wa_u.wa_r") {
+			if c.want == "" && (e.Kind != domain.KindClaim || e.FromIDPath != "u.p" || e.ToIDPath != "u.r") {
 				t.Fatalf("edge = %+v", e)
 			}
 		})
@@ -82,8 +82,8 @@ func TestProposeClaimEdge(t *testing.T) {
 func TestProposeRefusals(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.claim("art_p", "wa_u.wa_p", app.Readable)
-	b.claim("art_r", "wa_u.wa_r", app.Readable)
+	b.claim("art_p", "u.p", app.Readable)
+	b.claim("art_r", "u.r", app.Readable)
 	p := domain.Proposal{Kind: domain.KindClaim, Label: "supports", From: "art_p", To: "art_r"}
 	for _, c := range []struct {
 		name string
@@ -140,14 +140,14 @@ func TestClosureBound(t *testing.T) {
 
 func TestDecide(t *testing.T) {
 	t.Parallel()
-	review := app.Subtrees{Allow: []string{"wa_u"}}
+	review := app.Subtrees{Allow: []string{"u"}}
 	for _, c := range []struct {
 		name   string
 		within app.Subtrees
 		want   errs.Code
 	}{
 		{"both endpoints within", review, ""},
-		{"one endpoint left the reviewer's subtrees", app.Subtrees{Allow: []string{"wa_u"}, Deny: []string{"wa_u.wa_r"}}, errs.Denied},
+		{"one endpoint left the reviewer's subtrees", app.Subtrees{Allow: []string{"u"}, Deny: []string{"u.r"}}, errs.Denied},
 		{"no review scope left", app.Subtrees{}, errs.Denied},
 	} {
 		t.Run(c.name, func(t *testing.T) {

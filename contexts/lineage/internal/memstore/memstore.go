@@ -45,44 +45,59 @@ func (s *Store) Declare(_ context.Context, tenant, artifact string, targets []st
 
 // neighbours lists what id reaches in one step: its declared targets and
 // the claims joined to it by a live claim edge in either direction.
-func (s *Store) neighbours(tenant, id string) []string {
+// forward lists what id derives from and the claims its live claim edges
+// point at.
+func (s *Store) forward(tenant, id string) []string {
 	var out []string
 	for _, d := range s.derivations {
 		if d.tenant == tenant && d.from == id {
 			out = append(out, d.to)
 		}
 	}
-	for _, e := range s.sortedEdges(tenant) {
-		if e.Kind != domain.KindClaim || e.State == domain.Rejected {
-			continue
-		}
+	for _, e := range s.liveClaimEdges(tenant) {
 		if e.From == id {
 			out = append(out, e.To)
-		}
-		if e.To == id {
-			out = append(out, e.From)
 		}
 	}
 	return out
 }
 
-// Closure walks derivations and live claim edges from artifact, breadth
-// first, and returns at most limit of what it reaches.
-func (s *Store) Closure(_ context.Context, tenant, artifact string, limit int) ([]string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) liveClaimEdges(tenant string) []domain.Edge {
+	var out []domain.Edge
+	for _, e := range s.sortedEdges(tenant) {
+		if e.Kind == domain.KindClaim && e.State != domain.Rejected {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// closure walks, breadth first, from artifact and the claims with a live
+// claim edge into it, along derivations and outgoing live claim edges, and
+// returns at most limit of what it reaches besides artifact.
+func (s *Store) closure(tenant, artifact string, limit int) []string {
 	seen := map[string]bool{artifact: true}
 	out := []string{}
 	frontier := []string{artifact}
+	for _, e := range s.liveClaimEdges(tenant) {
+		if e.To == artifact && !seen[e.From] {
+			seen[e.From] = true
+			if len(out) == limit {
+				return out
+			}
+			out = append(out, e.From)
+			frontier = append(frontier, e.From)
+		}
+	}
 	for len(frontier) > 0 {
 		var next []string
 		for _, id := range frontier {
-			for _, n := range s.neighbours(tenant, id) {
+			for _, n := range s.forward(tenant, id) {
 				if seen[n] {
 					continue
 				}
 				if len(out) == limit {
-					return out, nil
+					return out
 				}
 				seen[n] = true
 				out = append(out, n)
@@ -91,7 +106,32 @@ func (s *Store) Closure(_ context.Context, tenant, artifact string, limit int) (
 		}
 		frontier = next
 	}
-	return out, nil
+	return out
+}
+
+// Closure is the closure of one artifact, at most limit members.
+func (s *Store) Closure(_ context.Context, tenant, artifact string, limit int) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closure(tenant, artifact, limit), nil
+}
+
+// Closures is Closure for many roots, at most limit members in all.
+func (s *Store) Closures(_ context.Context, tenant string, roots []string, limit int) (map[string][]string, int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out, n := map[string][]string{}, 0
+	for _, r := range roots {
+		if n == limit {
+			break
+		}
+		ids := s.closure(tenant, r, limit-n)
+		if len(ids) > 0 {
+			out[r] = ids
+		}
+		n += len(ids)
+	}
+	return out, n, nil
 }
 
 // Parents lists what artifact derives from directly, ordered.
