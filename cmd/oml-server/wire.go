@@ -104,11 +104,24 @@ func (a accessPort) Workarea(ctx context.Context, ref string) (admission.Workare
 	if err != nil {
 		return admission.Workarea{}, err
 	}
+	return toAdmissionWorkarea(w), nil
+}
+
+func (a accessPort) WorkareasByIDs(ctx context.Context, ids []string) (map[string]admission.Workarea, error) {
+	ws, err := a.m.EffectiveByIDs(ctx, ids)
+	out := make(map[string]admission.Workarea, len(ws))
+	for id, w := range ws {
+		out[id] = toAdmissionWorkarea(w)
+	}
+	return out, err
+}
+
+func toAdmissionWorkarea(w access.Workarea) admission.Workarea {
 	return admission.Workarea{
 		ID: w.ID, Path: w.Path, IDPath: w.IDPath, Status: w.Status, Root: w.Root,
 		Reader: slices.Contains(w.Scopes, string(scope.Reader)), Writer: slices.Contains(w.Scopes, string(scope.Writer)),
 		Admin: slices.Contains(w.Scopes, string(scope.Admin)),
-	}, nil
+	}
 }
 
 func (a accessPort) WorkareaByID(ctx context.Context, id string) (admission.Workarea, error) {

@@ -100,6 +100,20 @@ func (m *Module) Effective(ctx context.Context, ref string) (Workarea, error) {
 	return Workarea{ID: w.ID, Path: w.Path, IDPath: w.IDPath, Status: string(w.Status), Root: w.IsRoot(), Scopes: scopes.Names()}, nil
 }
 
+// EffectiveByIDs is Effective for many workarea ids in one read; the ones
+// the caller holds nothing on, or that do not exist, are left out.
+func (m *Module) EffectiveByIDs(ctx context.Context, ids []string) (map[string]Workarea, error) {
+	ws, scopes, err := m.svc.EffectiveByIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Workarea, len(ws))
+	for id, w := range ws {
+		out[id] = Workarea{ID: w.ID, Path: w.Path, IDPath: w.IDPath, Status: string(w.Status), Root: w.IsRoot(), Scopes: scopes[id].Names()}
+	}
+	return out, nil
+}
+
 // Subtrees returns the id paths where the caller holds scope (allow) and
 // the ones its denies carve out.
 func (m *Module) Subtrees(ctx context.Context, s scope.Scope) (scope.Subtrees, error) {

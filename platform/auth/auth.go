@@ -35,6 +35,16 @@ func With(ctx context.Context, c Caller) context.Context {
 	return context.WithValue(ctx, memoKey{}, &memo{v: map[any]any{}})
 }
 
+// FreshMemo returns ctx with an empty memo when it carries a caller: a unit
+// of work (each attempt of one) reads what it memoizes anew, inside its
+// transaction, never a value read before it or by a failed attempt.
+func FreshMemo(ctx context.Context) context.Context {
+	if _, ok := ctx.Value(memoKey{}).(*memo); !ok {
+		return ctx
+	}
+	return context.WithValue(ctx, memoKey{}, &memo{v: map[any]any{}})
+}
+
 // Memo returns the value load computes for key, once per authenticated
 // request (per [With]): later calls with the same key get the first
 // result. An error is not kept, so a later call loads again. Without a

@@ -34,3 +34,20 @@ func TestMemo(t *testing.T) {
 		t.Fatal(d)
 	}
 }
+
+func TestFreshMemo(t *testing.T) {
+	t.Parallel()
+	ctx := With(context.Background(), Caller{KeyID: "key_1"})
+	calls := 0
+	load := func() (int, error) { calls++; return calls, nil }
+	_, _ = Memo(ctx, "k", load)
+	if v, _ := Memo(FreshMemo(ctx), "k", load); v != 2 {
+		t.Fatalf("a fresh memo kept the old value: %d", v)
+	}
+	if v, _ := Memo(ctx, "k", load); v != 1 {
+		t.Fatalf("the outer memo changed: %d", v)
+	}
+	if got := FreshMemo(context.Background()); got.Value(memoKey{}) != nil {
+		t.Fatal("a memo without a caller")
+	}
+}

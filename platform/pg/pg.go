@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
+
+	"github.com/omlhub/oml/platform/auth"
 )
 
 // Querier is what sqlc-generated code runs on: a pool or a transaction.
@@ -136,7 +138,9 @@ func (db *DB) runTx(ctx context.Context, opts pgx.TxOptions, fn func(ctx context
 	// panic in fn must never send the connection back to the pool
 	// mid-transaction, and a cancelled ctx must not stop the rollback.
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if err := fn(context.WithValue(ctx, txKey{}, tx)); err != nil {
+	// Each attempt reads the caller's memoized state (its grants) anew,
+	// inside its own transaction.
+	if err := fn(context.WithValue(auth.FreshMemo(ctx), txKey{}, tx)); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -6,6 +6,10 @@ VALUES (@tenant_id, @id, @parent_id, @name, @path, CAST(sqlc.arg(id_path)::text 
 SELECT * FROM access.workareas
 WHERE tenant_id = $1 AND id = $2;
 
+-- name: WorkareasByIDs :many
+SELECT * FROM access.workareas
+WHERE tenant_id = $1 AND id = ANY(@ids::text[]);
+
 -- name: WorkareaByIDForUpdate :one
 SELECT * FROM access.workareas
 WHERE tenant_id = $1 AND id = $2

@@ -5,6 +5,14 @@ WHERE tenant_id = $1 AND workarea_id_path @> CAST(sqlc.arg(id_path)::text AS ltr
 ORDER BY nlevel(workarea_id_path) DESC
 LIMIT 1;
 
+-- name: PoliciesAt :many
+-- PolicyAt for many id paths at once: each path with the policy of the
+-- nearest workarea on it that sets one (paths without one are left out).
+SELECT DISTINCT ON (p.path) p.path::text AS path, a.required_approvals, a.held_ttl_seconds, a.scan_policy
+FROM unnest(@id_paths::text[]) AS p(path)
+JOIN admission.policies a ON a.tenant_id = @tenant_id AND a.workarea_id_path @> p.path::ltree
+ORDER BY p.path, nlevel(a.workarea_id_path) DESC;
+
 -- name: PolicyUpsert :exec
 INSERT INTO admission.policies (tenant_id, workarea_id, workarea_id_path, required_approvals, held_ttl_seconds, scan_policy, updated_at)
 VALUES (@tenant_id, @workarea_id, CAST(sqlc.arg(id_path)::text AS ltree), @required_approvals, @held_ttl_seconds, @scan_policy, now())

@@ -77,6 +77,9 @@ type Repository interface {
 
 	WorkareaCreate(ctx context.Context, tenant string, w domain.Workarea) error
 	WorkareaGet(ctx context.Context, tenant, id string) (domain.Workarea, error)
+	// WorkareasGet loads the tenant's nodes among ids (unknown ids are
+	// left out).
+	WorkareasGet(ctx context.Context, tenant string, ids []string) ([]domain.Workarea, error)
 	WorkareaByPath(ctx context.Context, tenant, path string) (domain.Workarea, error)
 	WorkareaChildren(ctx context.Context, tenant, id string) ([]domain.Workarea, error)
 	// WorkareaUpdate loads the row for update, applies fn and stores it.

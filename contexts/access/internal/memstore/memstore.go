@@ -196,6 +196,19 @@ func (s *Store) WorkareaGet(_ context.Context, tenant, id string) (domain.Workar
 	return w, nil
 }
 
+// WorkareasGet loads the tenant's nodes among ids.
+func (s *Store) WorkareasGet(_ context.Context, tenant string, ids []string) ([]domain.Workarea, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.Workarea
+	for _, id := range ids {
+		if w, ok := s.workareas[id]; ok && s.wTenant[id] == tenant {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
+
 // WorkareaByPath loads a node by path.
 func (s *Store) WorkareaByPath(_ context.Context, tenant, path string) (domain.Workarea, error) {
 	s.mu.Lock()

@@ -150,6 +150,23 @@ func (r *Repository) WorkareaGet(ctx context.Context, tenant, id string) (domain
 	return workareaFromRow(row)
 }
 
+// WorkareasGet loads the tenant's nodes among ids.
+func (r *Repository) WorkareasGet(ctx context.Context, tenant string, ids []string) ([]domain.Workarea, error) {
+	rows, err := r.q.WorkareasByIDs(ctx, r.conn(ctx), dbsqlc.WorkareasByIDsParams{TenantID: tenant, Ids: ids})
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]domain.Workarea, 0, len(rows))
+	for _, row := range rows {
+		w, err := workareaFromRow(row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
 // WorkareaByPath loads a node by its human path.
 func (r *Repository) WorkareaByPath(ctx context.Context, tenant, path string) (domain.Workarea, error) {
 	row, err := r.q.WorkareaByPath(ctx, r.conn(ctx), dbsqlc.WorkareaByPathParams{TenantID: tenant, Path: path})

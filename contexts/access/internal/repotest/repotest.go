@@ -139,6 +139,12 @@ func workareas(t *testing.T, r app.Repository) {
 	if w, err := r.WorkareaByPath(ctx, f.tenant, "universe"); err != nil || w.ID != f.root.ID || !w.IsRoot() {
 		t.Fatalf("WorkareaByPath(universe) = %+v, %v", w, err)
 	}
+	if got, err := r.WorkareasGet(ctx, f.tenant, []string{f.child.ID, "wa_unknown"}); err != nil || len(got) != 1 || got[0].ID != f.child.ID {
+		t.Fatalf("WorkareasGet = %+v, %v", got, err)
+	}
+	if got, err := r.WorkareasGet(ctx, f.other, []string{f.child.ID}); err != nil || len(got) != 0 {
+		t.Fatalf("WorkareasGet in another tenant = %+v, %v", got, err)
+	}
 	if _, err := r.WorkareaGet(ctx, f.other, f.child.ID); !errors.Is(err, app.ErrNotFound) {
 		t.Fatalf("foreign tenant: %v", err)
 	}

@@ -44,6 +44,9 @@ type Access interface {
 	Workarea(ctx context.Context, ref string) (Workarea, error)
 	// WorkareaByID is Workarea for an id admission stored.
 	WorkareaByID(ctx context.Context, id string) (Workarea, error)
+	// WorkareasByIDs is WorkareaByID for many ids in one read; ids the
+	// caller holds nothing on (or unknown ones) are left out.
+	WorkareasByIDs(ctx context.Context, ids []string) (map[string]Workarea, error)
 	// Subtrees returns where the caller holds scope (reader, writer,
 	// dreamer.review, …) after role caps and denies.
 	Subtrees(ctx context.Context, s scope.Scope) (Subtrees, error)
@@ -200,6 +203,8 @@ type Repository interface {
 	ServeDecide(ctx context.Context, tenant string, s domain.Serve, v domain.Verdict, reason string) error
 
 	PolicyAt(ctx context.Context, tenant, idPath string) (domain.Policy, error)
+	// PoliciesAt is PolicyAt for many id paths at once.
+	PoliciesAt(ctx context.Context, tenant string, idPaths []string) (map[string]domain.Policy, error)
 	PolicySet(ctx context.Context, tenant, workareaID, idPath string, p domain.Policy) error
 	SelfSignedDevelopment(ctx context.Context, tenant string) (bool, error)
 	SetSelfSignedDevelopment(ctx context.Context, tenant string, on bool) error

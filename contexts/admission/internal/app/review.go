@@ -1,10 +1,10 @@
 package app
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/omlhub/oml/contexts/admission/internal/domain"
@@ -202,11 +202,12 @@ type judged struct {
 // judge decides, for a batch of held claims, which the reviewer may be
 // served now: the checks the queue query cannot make (the workarea's
 // status and policy, the tenant's review settings, independence over each
-// whole lineage closure). It costs a constant number of statements per
-// batch — each distinct workarea and policy once, the closures of the
-// whole batch in one query and their authors in another — and the domain
-// decides each claim (domain.Admissible). An error is a failure; a
-// refusal is in the claim's judged.err.
+// whole lineage closure). A batch costs the same five reads however many
+// claims and workareas it holds — the tenant's settings, the workareas,
+// their policies, every closure (one recursive query while no closure is
+// over the bound) and the closures' authors — and the domain decides each
+// claim (domain.Admissible). An error is a failure; a refusal is in the
+// claim's judged.err.
 func (s *Service) judge(ctx context.Context, r domain.Reviewer, batch []domain.Claim, now time.Time) ([]judged, error) {
 	out := make([]judged, len(batch))
 	if len(batch) == 0 {
@@ -217,26 +218,24 @@ func (s *Service) judge(ctx context.Context, r domain.Reviewer, batch []domain.C
 	if err != nil {
 		return nil, fmt.Errorf("load tenant review settings: %w", err)
 	}
-	workareas, policies := map[string]Workarea{}, map[string]domain.Policy{}
-	refused := map[string]error{}
 	claimIDs := make([]string, len(batch))
+	var workareaIDs, paths []string
 	for i, c := range batch {
 		claimIDs[i] = c.ID
-		if _, seen := workareas[c.WorkareaID]; !seen && refused[c.WorkareaID] == nil {
-			w, err := s.Access.WorkareaByID(ctx, c.WorkareaID)
-			if err != nil && !refusal(err) {
-				return nil, err
-			}
-			workareas[c.WorkareaID], refused[c.WorkareaID] = w, err
+		if !slices.Contains(workareaIDs, c.WorkareaID) {
+			workareaIDs = append(workareaIDs, c.WorkareaID)
 		}
-		if _, seen := policies[c.WorkareaIDPath]; !seen {
-			p, err := s.Repo.PolicyAt(ctx, tenant, c.WorkareaIDPath)
-			if err != nil {
-				return nil, fmt.Errorf("load review policy: %w", err)
-			}
-			p.SelfSignedDevelopment = selfSigned
-			policies[c.WorkareaIDPath] = p
+		if !slices.Contains(paths, c.WorkareaIDPath) {
+			paths = append(paths, c.WorkareaIDPath)
 		}
+	}
+	workareas, err := s.Access.WorkareasByIDs(ctx, workareaIDs)
+	if err != nil {
+		return nil, err
+	}
+	policies, err := s.Repo.PoliciesAt(ctx, tenant, paths)
+	if err != nil {
+		return nil, fmt.Errorf("load review policies: %w", err)
 	}
 	closures, bounded, err := s.Lineage.Closures(ctx, tenant, claimIDs, s.cfg.ClosureMax)
 	if err != nil {
@@ -251,7 +250,13 @@ func (s *Service) judge(ctx context.Context, r domain.Reviewer, batch []domain.C
 		return nil, fmt.Errorf("load lineage authors: %w", err)
 	}
 	for i, c := range batch {
-		if err := cmp.Or(refused[c.WorkareaID], bounded[c.ID]); err != nil {
+		w, visible := workareas[c.WorkareaID]
+		if !visible {
+			out[i].err = errs.New(errs.NotFound, "effective access (D7); unknown and out-of-scope are indistinguishable",
+				"no workarea %s for this key", c.WorkareaID)
+			continue
+		}
+		if err := bounded[c.ID]; err != nil {
 			out[i].err = err
 			continue
 		}
@@ -271,7 +276,9 @@ func (s *Service) judge(ctx context.Context, r domain.Reviewer, batch []domain.C
 		if out[i].err != nil {
 			continue
 		}
-		self, err := domain.Admissible(c, r, workareas[c.WorkareaID].Status, by, policies[c.WorkareaIDPath])
+		p := policies[c.WorkareaIDPath]
+		p.SelfSignedDevelopment = selfSigned
+		self, err := domain.Admissible(c, r, w.Status, by, p)
 		if err != nil {
 			out[i].err = err
 			continue

@@ -135,6 +135,14 @@ func (r *reviewRepo) PolicyAt(context.Context, string, string) (domain.Policy, e
 	return domain.DefaultPolicy, nil
 }
 
+func (r *reviewRepo) PoliciesAt(_ context.Context, _ string, paths []string) (map[string]domain.Policy, error) {
+	out := make(map[string]domain.Policy, len(paths))
+	for _, p := range paths {
+		out[p] = domain.DefaultPolicy
+	}
+	return out, nil
+}
+
 func (r *reviewRepo) SelfSignedDevelopment(context.Context, string) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -156,6 +164,18 @@ func (a *reviewAccess) WorkareaByID(_ context.Context, id string) (app.Workarea,
 		return w, errs.New(errs.NotFound, "effective access", "no workarea %s", id)
 	}
 	return w, nil
+}
+
+func (a *reviewAccess) WorkareasByIDs(_ context.Context, ids []string) (map[string]app.Workarea, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := map[string]app.Workarea{}
+	for _, id := range ids {
+		if w, ok := a.workareas[id]; ok {
+			out[id] = w
+		}
+	}
+	return out, nil
 }
 
 func (a *reviewAccess) Subtrees(_ context.Context, s scope.Scope) (app.Subtrees, error) {

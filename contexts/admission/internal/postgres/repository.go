@@ -347,6 +347,27 @@ func (r *Repository) ServeDecide(ctx context.Context, tenant string, s domain.Se
 	}))
 }
 
+// PoliciesAt is PolicyAt for many id paths: each path's nearest policy, or
+// the default.
+func (r *Repository) PoliciesAt(ctx context.Context, tenant string, idPaths []string) (map[string]domain.Policy, error) {
+	rows, err := r.q.PoliciesAt(ctx, r.conn(ctx), dbsqlc.PoliciesAtParams{TenantID: tenant, IDPaths: idPaths})
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make(map[string]domain.Policy, len(idPaths))
+	for _, p := range idPaths {
+		out[p] = domain.DefaultPolicy
+	}
+	for _, row := range rows {
+		out[row.Path] = domain.Policy{
+			RequiredApprovals: int(row.RequiredApprovals),
+			HeldTTL:           time.Duration(row.HeldTtlSeconds) * time.Second,
+			Scan:              domain.ScanPolicy(row.ScanPolicy),
+		}
+	}
+	return out, nil
+}
+
 // PolicyAt returns the nearest policy on the path from the root, or the
 // default.
 func (r *Repository) PolicyAt(ctx context.Context, tenant, idPath string) (domain.Policy, error) {

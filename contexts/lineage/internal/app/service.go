@@ -202,25 +202,36 @@ func (s *Service) Closure(ctx context.Context, tenant, artifact string, limit in
 		return nil, err
 	}
 	if len(ids) > limit {
-		return nil, errs.New(errs.ClosureBound, "R2: independence is checked over the whole lineage closure; one larger than OML_REVIEW_CLOSURE_MAX is never served (fail closed)",
-			"artifact %s has a lineage closure of more than %d artifacts", artifact, limit)
+		return nil, closureBound(artifact, limit)
 	}
 	return ids, nil
 }
 
-// Closures is Closure for many artifacts at once: one query while their
-// closures together stay within limit, else one per artifact. refused
-// holds Closure's review.closure_bound for each artifact whose closure has
-// more than limit members.
+func closureBound(artifact string, limit int) error {
+	return errs.New(errs.ClosureBound, "R2: independence is checked over the whole lineage closure; one larger than OML_REVIEW_CLOSURE_MAX is never served (fail closed)",
+		"artifact %s has a lineage closure of more than %d artifacts", artifact, limit)
+}
+
+// Closures is Closure for many artifacts at once, in one query capped at
+// limit members per artifact plus one: below the cap every closure is
+// whole and is judged by its own size; only a query that reaches the cap
+// (some closure is over the bound and the cut may have fallen anywhere)
+// falls back to one query per artifact. refused holds review.closure_bound
+// for each artifact whose closure has more than limit members.
 func (s *Service) Closures(ctx context.Context, tenant string, artifacts []string, limit int) (closures map[string][]string, refused map[string]error, err error) {
 	closures, refused = map[string][]string{}, map[string]error{}
-	all, n, err := s.Repo.Closures(ctx, tenant, artifacts, limit+1)
+	capRows := limit*len(artifacts) + 1
+	all, n, err := s.Repo.Closures(ctx, tenant, artifacts, capRows)
 	if err != nil {
 		return nil, nil, err
 	}
-	if n <= limit {
+	if n < capRows {
 		for _, a := range artifacts {
-			closures[a] = all[a]
+			if len(all[a]) > limit {
+				refused[a] = closureBound(a, limit)
+			} else {
+				closures[a] = all[a]
+			}
 		}
 		return closures, refused, nil
 	}

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -181,5 +182,49 @@ func TestDecide(t *testing.T) {
 				t.Fatalf("journal = %v", types)
 			}
 		})
+	}
+}
+
+// Closures judges each artifact by its own closure: one over the bound is
+// refused, the others come back whole, whether the combined query stayed
+// under its cap or fell back to one artifact at a time.
+func TestClosures(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// art_0 → art_1 → … → art_4 (four ancestors); art_9 → art_4 (one).
+	for i := range 4 {
+		if err := b.svc.Declare(b.ctx, tenant, fmt.Sprintf("art_%d", i), []string{fmt.Sprintf("art_%d", i+1)}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.svc.Declare(b.ctx, tenant, "art_9", []string{"art_4"}, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		roots   []string
+		limit   int
+		refused []string
+	}{
+		{"all within the bound", []string{"art_0", "art_9", "art_3"}, 4, nil},
+		{"one over the bound, under the cap", []string{"art_0", "art_9"}, 3, []string{"art_0"}},
+		{"the cap reached: one at a time", []string{"art_0"}, 2, []string{"art_0"}},
+	} {
+		closures, refused, err := b.svc.Closures(b.ctx, tenant, c.roots, c.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range c.roots {
+			if slices.Contains(c.refused, r) {
+				if !errs.Is(refused[r], errs.ClosureBound) || closures[r] != nil {
+					t.Fatalf("%s: %s: %v, %v, want review.closure_bound", c.name, r, closures[r], refused[r])
+				}
+				continue
+			}
+			one, err := b.svc.Closure(b.ctx, tenant, r, c.limit)
+			if err != nil || refused[r] != nil || len(closures[r]) != len(one) {
+				t.Fatalf("%s: %s: %v (%v), want %v", c.name, r, closures[r], refused[r], one)
+			}
+		}
 	}
 }

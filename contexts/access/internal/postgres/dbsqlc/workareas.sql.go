@@ -226,3 +226,44 @@ func (q *Queries) WorkareaUpdate(ctx context.Context, db DBTX, arg WorkareaUpdat
 	)
 	return err
 }
+
+const workareasByIDs = `-- name: WorkareasByIDs :many
+SELECT tenant_id, id, parent_id, name, path, id_path, status, crew, created_at, updated_at FROM access.workareas
+WHERE tenant_id = $1 AND id = ANY($2::text[])
+`
+
+type WorkareasByIDsParams struct {
+	TenantID string
+	Ids      []string
+}
+
+func (q *Queries) WorkareasByIDs(ctx context.Context, db DBTX, arg WorkareasByIDsParams) ([]AccessWorkarea, error) {
+	rows, err := db.Query(ctx, workareasByIDs, arg.TenantID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AccessWorkarea
+	for rows.Next() {
+		var i AccessWorkarea
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.ID,
+			&i.ParentID,
+			&i.Name,
+			&i.Path,
+			&i.IDPath,
+			&i.Status,
+			&i.Crew,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

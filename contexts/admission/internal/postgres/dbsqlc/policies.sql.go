@@ -9,6 +9,52 @@ import (
 	"context"
 )
 
+const policiesAt = `-- name: PoliciesAt :many
+SELECT DISTINCT ON (p.path) p.path::text AS path, a.required_approvals, a.held_ttl_seconds, a.scan_policy
+FROM unnest($1::text[]) AS p(path)
+JOIN admission.policies a ON a.tenant_id = $2 AND a.workarea_id_path @> p.path::ltree
+ORDER BY p.path, nlevel(a.workarea_id_path) DESC
+`
+
+type PoliciesAtParams struct {
+	IDPaths  []string
+	TenantID string
+}
+
+type PoliciesAtRow struct {
+	Path              string
+	RequiredApprovals int32
+	HeldTtlSeconds    int32
+	ScanPolicy        string
+}
+
+// PolicyAt for many id paths at once: each path with the policy of the
+// nearest workarea on it that sets one (paths without one are left out).
+func (q *Queries) PoliciesAt(ctx context.Context, db DBTX, arg PoliciesAtParams) ([]PoliciesAtRow, error) {
+	rows, err := db.Query(ctx, policiesAt, arg.IDPaths, arg.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PoliciesAtRow
+	for rows.Next() {
+		var i PoliciesAtRow
+		if err := rows.Scan(
+			&i.Path,
+			&i.RequiredApprovals,
+			&i.HeldTtlSeconds,
+			&i.ScanPolicy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const policyAt = `-- name: PolicyAt :one
 SELECT required_approvals, held_ttl_seconds, scan_policy FROM admission.policies
 WHERE tenant_id = $1 AND workarea_id_path @> CAST($2::text AS ltree)
