@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -115,7 +116,7 @@ func TestSafetyEveryToolSurvivesRefusedArguments(t *testing.T) {
 					t.Fatalf("%s, %s, %s: not a tool result: %v", who, tool.Name, set, err)
 				}
 				calls++
-				checkTypedResult(t, who+", "+tool.Name+", "+set, tool.Name, res)
+				checkTypedResult(t, who+", "+tool.Name+", "+set, tool, res)
 			}
 		}
 	}
@@ -134,14 +135,16 @@ func TestSafetyEveryToolSurvivesRefusedArguments(t *testing.T) {
 
 // checkTypedResult fails t unless res is a success with structured
 // content or an isError result carrying {"error": {code, rule, message,
-// retryable}}. Only oml_attach may answer internal: its handler is being
-// fixed elsewhere, and what matters here is that the server survives it.
-func checkTypedResult(t testing.TB, what, tool string, res *mcp.CallToolResult) {
+// retryable}}, never internal, and unless its structured content matches
+// the output schema tools/list declared for the tool (a client that
+// validates results, as the TypeScript SDK does, reads it).
+func checkTypedResult(t testing.TB, what string, tool *mcp.Tool, res *mcp.CallToolResult) {
 	t.Helper()
 	body, err := json.Marshal(res.StructuredContent)
 	if err != nil || res.StructuredContent == nil {
 		t.Fatalf("%s: no structured content (%v)", what, err)
 	}
+	checkOutputSchema(t, what, tool, body)
 	if !res.IsError {
 		return
 	}
@@ -159,8 +162,73 @@ func checkTypedResult(t testing.TB, what, tool string, res *mcp.CallToolResult) 
 	if _, ok := env.Error["retryable"].(bool); !ok {
 		t.Fatalf("%s: error lacks retryable: %s", what, body)
 	}
-	if env.Error["code"] == "internal" && tool != "oml_attach" {
+	if env.Error["code"] == "internal" {
 		t.Fatalf("%s: refused input answered internal: %s", what, body)
+	}
+}
+
+// checkOutputSchema validates a result's structured content against the
+// tool's declared output schema.
+func checkOutputSchema(t testing.TB, what string, tool *mcp.Tool, body []byte) {
+	t.Helper()
+	raw, err := json.Marshal(tool.OutputSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema jsonschema.Schema
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatalf("%s: output schema: %v", tool.Name, err)
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		t.Fatalf("%s: resolve output schema: %v", tool.Name, err)
+	}
+	var instance any
+	if err := json.Unmarshal(body, &instance); err != nil {
+		t.Fatal(err)
+	}
+	if err := resolved.Validate(instance); err != nil {
+		t.Fatalf("%s: structured content does not match %s's output schema: %v\n%s", what, tool.Name, err, body)
+	}
+}
+
+// Every tool's success output matches the output schema it declares.
+func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	quote := tm.promote(t, tm.writer, tm.reviewer, tm.crew.ID, "quote", "Accra Metals quoted 412 USD/t.")
+	cs := s.mcpSession(t, tm.writer.Token, "2025-11-25")
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.grant(t, tm.writer.KeyID, "universe.procurement", "dreamer.propose", "allow")
+	other := tm.promote(t, tm.author2, tm.reviewer, tm.crew.ID, "other", "Another supplier quoted 420 USD/t.")
+	calls := map[string]map[string]any{
+		"version":            {},
+		"whoami":             {},
+		"oml_workarea_info":  {"workarea": tm.crew.ID},
+		"oml_recall":         {"query": "Accra Metals quote", "scope": tm.crew.ID},
+		"oml_remember":       {"workarea": tm.crew.ID, "claim_key": "new", "text": "A new memory."},
+		"oml_learn":          {"workarea": tm.crew.ID, "claim_key": "derived", "text": "A derived fact.", "derives_from": []string{quote}},
+		"oml_my_work":        {},
+		"oml_graph":          {"scope": tm.crew.ID, "roots": []string{quote}},
+		"oml_relate_propose": {"kind": "claim", "label": "supports", "from": quote, "to": other},
+		"oml_attach":         {"action": "open", "media_type": "text/plain", "size_bytes": 5, "expected_digest": "sha256:" + strings.Repeat("0", 64)},
+	}
+	for _, tool := range list.Tools {
+		args, ok := calls[tool.Name]
+		if !ok {
+			t.Errorf("no success case for %s", tool.Name)
+			continue
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool.Name, Arguments: args})
+		if err != nil || res.IsError {
+			body, _ := json.Marshal(res)
+			t.Fatalf("%s: %v %s", tool.Name, err, body)
+		}
+		checkTypedResult(t, tool.Name, tool, res)
 	}
 }
 

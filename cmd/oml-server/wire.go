@@ -153,10 +153,6 @@ func (l lineagePort) Declare(ctx context.Context, tenant, artifact string, targe
 	return l.m.Declare(ctx, tenant, artifact, targets, at)
 }
 
-func (l lineagePort) Closure(ctx context.Context, tenant, artifact string, limit int) ([]string, error) {
-	return l.m.Closure(ctx, tenant, artifact, limit)
-}
-
 func (l lineagePort) Closures(ctx context.Context, tenant string, artifacts []string, limit int) (map[string][]string, map[string]error, error) {
 	return l.m.Closures(ctx, tenant, artifacts, limit)
 }

@@ -84,13 +84,6 @@ func (m *Module) Declare(ctx context.Context, tenant, artifact string, targets [
 	return m.svc.Declare(ctx, tenant, artifact, targets, at)
 }
 
-// Closure returns every artifact the given one derives from, transitively,
-// with the claims joined to it by a claim edge either way; more than limit
-// of them is review.closure_bound.
-func (m *Module) Closure(ctx context.Context, tenant, artifact string, limit int) ([]string, error) {
-	return m.svc.Closure(ctx, tenant, artifact, limit)
-}
-
 // Closures is Closure for many artifacts in one query while their closures
 // together stay within limit; refused holds review.closure_bound for those
 // above it.

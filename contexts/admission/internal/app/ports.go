@@ -59,14 +59,11 @@ type Lineage interface {
 	// Declare records that artifact derives from targets, in the caller's
 	// unit of work.
 	Declare(ctx context.Context, tenant, artifact string, targets []string, at time.Time) error
-	// Closure returns every artifact the given one derives from,
-	// transitively, with the claims joined to it by a claim edge in either
-	// direction; a closure of more than limit artifacts is the typed
-	// refusal review.closure_bound, never a cut list.
-	Closure(ctx context.Context, tenant, artifact string, limit int) ([]string, error)
-	// Closures is Closure for many artifacts at once; refused holds
-	// review.closure_bound for those whose closure has more than limit
-	// members.
+	// Closures returns, for each artifact, everything it derives from,
+	// transitively, with the claims joined to it by a claim edge (one
+	// into the artifact counts as one from it) and their lineage; refused
+	// holds the typed refusal review.closure_bound, never a cut list, for
+	// each artifact whose closure has more than limit members.
 	Closures(ctx context.Context, tenant string, artifacts []string, limit int) (closures map[string][]string, refused map[string]error, err error)
 	// Parents lists what artifact derives from directly.
 	Parents(ctx context.Context, tenant, artifact string) ([]string, error)

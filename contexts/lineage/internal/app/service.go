@@ -192,8 +192,9 @@ func (s *Service) Decide(ctx context.Context, tenant, edgeID string, approve boo
 	return e, err
 }
 
-// Closure returns every artifact the given one derives from, transitively,
-// with the claims joined to it by a claim edge in either direction. A
+// Closure returns every artifact the given one derives from or points at
+// with a claim edge, transitively, starting from it and from the claims
+// with a claim edge into it (one counts as an edge from it). A
 // closure of more than limit artifacts is review.closure_bound: a cut
 // closure would let an ancestor's author review (R2 fails closed).
 func (s *Service) Closure(ctx context.Context, tenant, artifact string, limit int) ([]string, error) {

@@ -43,8 +43,6 @@ func (s *Store) Declare(_ context.Context, tenant, artifact string, targets []st
 	return nil
 }
 
-// neighbours lists what id reaches in one step: its declared targets and
-// the claims joined to it by a live claim edge in either direction.
 // forward lists what id derives from and the claims its live claim edges
 // point at.
 func (s *Store) forward(tenant, id string) []string {
