@@ -216,6 +216,7 @@ func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
 		"oml_graph":          {"scope": tm.crew.ID, "roots": []string{quote}},
 		"oml_relate_propose": {"kind": "claim", "label": "supports", "from": quote, "to": other},
 		"oml_attach":         {"action": "open", "media_type": "text/plain", "size_bytes": 5, "expected_digest": "sha256:" + strings.Repeat("0", 64)},
+		"oml_events_tail":    {"scope": tm.crew.ID, "after_seq": 0},
 	}
 	for _, tool := range list.Tools {
 		args, ok := calls[tool.Name]

@@ -13,6 +13,7 @@ import (
 	"github.com/omlhub/oml/contexts/access"
 	"github.com/omlhub/oml/contexts/admission"
 	"github.com/omlhub/oml/contexts/attachments"
+	"github.com/omlhub/oml/contexts/inbox"
 	"github.com/omlhub/oml/contexts/lineage"
 	"github.com/omlhub/oml/contexts/retrieval"
 	"github.com/omlhub/oml/platform/config"
@@ -88,8 +89,29 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		AllowedOrigins: cfg.AllowedOrigins,
 		Name:           "oml",
 		Ready:          readiness(db, runner),
-	}, acc, adm, lin, ret, att)
+	}, acc, adm, lin, ret, att, inbox.New(inbox.Deps{Access: inboxAccess{acc}, Journal: j}))
 	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, handler: h}, nil
+}
+
+// inboxAccess adapts the access context to the inbox's Access port.
+type inboxAccess struct{ m *access.Module }
+
+func (a inboxAccess) Workarea(ctx context.Context, ref string) (inbox.Workarea, error) {
+	w, err := a.m.Effective(ctx, ref)
+	return toInboxWorkarea(w), err
+}
+
+func (a inboxAccess) WorkareasByIDs(ctx context.Context, ids []string) (map[string]inbox.Workarea, error) {
+	ws, err := a.m.EffectiveByIDs(ctx, ids)
+	out := make(map[string]inbox.Workarea, len(ws))
+	for id, w := range ws {
+		out[id] = toInboxWorkarea(w)
+	}
+	return out, err
+}
+
+func toInboxWorkarea(w access.Workarea) inbox.Workarea {
+	return inbox.Workarea{ID: w.ID, IDPath: w.IDPath, Reader: slices.Contains(w.Scopes, string(scope.Reader))}
 }
 
 // accessPort adapts the access context to admission's Access port.

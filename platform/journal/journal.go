@@ -240,6 +240,46 @@ func (j *Journal) verify(ctx context.Context, tenant string) (Report, error) {
 	return rep, nil
 }
 
+// Stored is one journalled event as readers see it.
+type Stored struct {
+	Seq      int64
+	ID       string
+	Type     string
+	At       time.Time
+	Actor    string
+	Workarea string // "" when the event names none
+	Subject  json.RawMessage
+	Payload  json.RawMessage
+}
+
+// Head returns the seq of the tenant's newest event (0 before the first).
+func (j *Journal) Head(ctx context.Context, tenant string) (int64, error) {
+	head, err := j.q.JournalHead(ctx, j.db.Conn(ctx), tenant)
+	if pg.IsNoRows(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("journal: read head: %w", err)
+	}
+	return head.Seq, nil
+}
+
+// After returns up to limit of the tenant's events after seq, in order.
+func (j *Journal) After(ctx context.Context, tenant string, seq int64, limit int) ([]Stored, error) {
+	rows, err := j.q.JournalEventsAfter(ctx, j.db.Conn(ctx), dbsqlc.JournalEventsAfterParams{TenantID: tenant, Seq: seq, Limit: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("journal: read events: %w", err)
+	}
+	out := make([]Stored, len(rows))
+	for i, row := range rows {
+		out[i] = Stored{Seq: row.Seq, ID: row.EventID, Type: row.EventType, At: row.At.UTC(), Actor: row.Actor, Subject: row.Subject, Payload: row.Payload}
+		if row.WorkareaID != nil {
+			out[i].Workarea = *row.WorkareaID
+		}
+	}
+	return out, nil
+}
+
 func short(b []byte) string {
 	s := hex.EncodeToString(b)
 	if len(s) > 12 {

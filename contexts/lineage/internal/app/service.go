@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/omlhub/oml/contexts/lineage/internal/domain"
@@ -72,8 +71,9 @@ func (s *Service) Propose(ctx context.Context, p domain.Proposal) (domain.Edge, 
 			}
 			return fmt.Errorf("insert edge: %w", err)
 		}
+		from, _ := e.Workareas()
 		_, err := s.Journal.Append(ctx, c.TenantID, journal.Event{
-			Type: string(e.Kind) + ".relate_proposed", Actor: c.KeyID,
+			Type: string(e.Kind) + ".relate_proposed", Actor: c.KeyID, Workarea: from,
 			Subject: map[string]any{"edge_id": e.ID},
 			Payload: map[string]any{"label": e.Label, "from": e.From, "to": e.To, "note": e.Note},
 		})
@@ -164,9 +164,9 @@ func (s *Service) Decide(ctx context.Context, tenant, edgeID string, approve boo
 		return e, errs.New(errs.Denied, "a verdict needs dreamer.review effective access on both endpoints when it is given (D7, D14)",
 			"this key no longer holds dreamer.review on both endpoints of edge %s", e.ID)
 	}
-	for _, idPath := range []string{e.FromIDPath, e.ToIDPath} {
-		// An id path's last label is the workarea's own id's suffix.
-		w, err := s.Access.Workarea(ctx, ids.WithSuffix(ids.Workarea, idPath[strings.LastIndexByte(idPath, '.')+1:]))
+	from, to := e.Workareas()
+	for _, id := range []string{from, to} {
+		w, err := s.Access.Workarea(ctx, id)
 		if err != nil {
 			return e, err
 		}
@@ -186,7 +186,7 @@ func (s *Service) Decide(ctx context.Context, tenant, edgeID string, approve boo
 		typ = string(e.Kind) + ".relate_rejected"
 	}
 	_, err = s.Journal.Append(ctx, tenant, journal.Event{
-		Type: typ, Actor: byKey, Subject: map[string]any{"edge_id": e.ID},
+		Type: typ, Actor: byKey, Workarea: from, Subject: map[string]any{"edge_id": e.ID},
 		Payload: map[string]any{"label": e.Label, "from": e.From, "to": e.To, "proposer": e.ProposerKeyID},
 	})
 	return e, err

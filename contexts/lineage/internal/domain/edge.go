@@ -5,9 +5,11 @@ package domain
 
 import (
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/ids"
 )
 
 // Kind is what an edge connects.
@@ -114,3 +116,13 @@ const (
 	DefaultLimit = 100
 	MaxRoots     = 50
 )
+
+// Workareas returns the ids of the workareas of the edge's endpoints (the
+// endpoints themselves for a workarea edge): an id path's last label is
+// its workarea's id suffix.
+func (e Edge) Workareas() (from, to string) {
+	last := func(idPath string) string {
+		return ids.WithSuffix(ids.Workarea, idPath[strings.LastIndexByte(idPath, '.')+1:])
+	}
+	return last(e.FromIDPath), last(e.ToIDPath)
+}
