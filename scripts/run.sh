@@ -93,6 +93,18 @@ MCP client config for the demo writer (paste into your agent's settings):
   }
 }
 
+For a harness that speaks MCP over stdio only, run the CLI as a proxy (it forwards every
+request to $URL with the key):
+{
+  "mcpServers": {
+    "oml": {
+      "command": "$PWD/bin/oml",
+      "args": ["mcp"],
+      "env": { "OML_URL": "$URL", "OML_API_KEY": "$OML_WRITER_KEY" }
+    }
+  }
+}
+
 Try it:  OML_API_KEY=\$(grep WRITER var/demo/keys.env | cut -d= -f2) bin/oml call oml_workarea_info '{"workarea":"universe.procurement"}'
 Reviewers use the HTTP API: POST /v1/reviews/serve, then POST /v1/reviews/{serve_id}/verdict (docs/API.md).
 CONFIG

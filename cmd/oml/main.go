@@ -28,7 +28,7 @@ const usage = `usage: oml [global flags] <command> [flags]
 
 global flags (before the command):
   --url URL        server URL (env OML_URL, default http://127.0.0.1:8080)
-  --key KEY        API key (env OML_API_KEY)
+  --key KEY        API key (env OML_API_KEY; else api_key in ~/.config/oml/config.toml, mode 0600)
   --json           print the server's JSON instead of the human form
   --timeout D      give up after D (default 30s)
 
@@ -65,6 +65,8 @@ commands:
   tools                             list the MCP tools with their input schemas
   call TOOL [JSON|-]                call one MCP tool with a JSON object of arguments
                                     (- reads them from stdin)
+  mcp                               serve MCP on stdin/stdout for stdio-only harnesses, forwarding
+                                    every request to the server with the key
   admin journal verify              recompute the journal's hash chain; exit 1 if broken
   admin upload-limit [BYTES]        show the tenant's attachment size ceiling, or set it (at
                                     most the deployment's; 0 falls back to the deployment's)
@@ -108,11 +110,26 @@ func runIO(ctx context.Context, args []string, getenv func(string) string, stdin
 		fmt.Fprint(stderr, usage)
 		return errors.New("no command given")
 	}
+	// The config file fills in what neither a flag nor the environment set.
+	if c.key == "" || getenv("OML_URL") == "" {
+		fc, err := loadConfig(configPath(getenv))
+		if err != nil {
+			return err
+		}
+		urlSet := getenv("OML_URL") != ""
+		fs.Visit(func(f *flag.Flag) { urlSet = urlSet || f.Name == "url" })
+		if !urlSet && fc.URL != "" {
+			c.url = fc.URL
+		}
+		if c.key == "" {
+			c.key = fc.Key
+		}
+	}
 	timeoutSet := false
 	fs.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
 	// An upload takes as long as the file needs; --timeout still bounds it
 	// when given.
-	if c.timeout > 0 && (fs.Arg(0) != "attach" || timeoutSet) {
+	if c.timeout > 0 && ((fs.Arg(0) != "attach" && fs.Arg(0) != "mcp") || timeoutSet) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
@@ -137,6 +154,8 @@ func (c *cli) dispatch(ctx context.Context, cmd string, args []string) error {
 		return c.whoami(ctx, args)
 	case "tools":
 		return c.tools(ctx, args)
+	case "mcp":
+		return c.mcpProxy(ctx, args)
 	case "call":
 		return c.call(ctx, args)
 	case "admin":
