@@ -205,6 +205,9 @@ func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
 	}
 	s.grant(t, tm.writer.KeyID, "universe.procurement", "dreamer.propose", "allow")
 	other := tm.promote(t, tm.author2, tm.reviewer, tm.crew.ID, "other", "Another supplier quoted 420 USD/t.")
+	asked := toolJSON[struct {
+		QuestionID string `json:"question_id"`
+	}](t, s.mcpSession(t, tm.author2.Token, "2025-11-25"), "question_post", map[string]any{"workarea": tm.crew.ID, "body": "Which supplier?"})
 	calls := map[string]map[string]any{
 		"version":            {},
 		"whoami":             {},
@@ -217,6 +220,11 @@ func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
 		"oml_relate_propose": {"kind": "claim", "label": "supports", "from": quote, "to": other},
 		"oml_attach":         {"action": "open", "media_type": "text/plain", "size_bytes": 5, "expected_digest": "sha256:" + strings.Repeat("0", 64)},
 		"oml_events_tail":    {"scope": tm.crew.ID, "after_seq": 0},
+		"question_post":      {"workarea": tm.crew.ID, "body": "Ship?", "options": []string{"yes", "no"}, "expires_in_seconds": 600},
+		"answer_post":        {"question_id": asked.QuestionID, "body": "Accra"},
+		"signal_append":      {"workarea": tm.crew.ID, "kind": "approval", "body": "Ship it?", "expires_in_seconds": 600, "on_expiry": "approve"},
+		"inbox_read":         {"workarea": tm.crew.ID},
+		"feed_read":          {"workarea": tm.crew.ID},
 	}
 	for _, tool := range list.Tools {
 		args, ok := calls[tool.Name]

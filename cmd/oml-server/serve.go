@@ -128,6 +128,21 @@ func sweepExpired(ctx context.Context, a *app, every time.Duration, log *slog.Lo
 			}
 		}
 		for {
+			n, err := a.inbox.SweepDue(ctx, 100)
+			if err != nil {
+				if ctx.Err() == nil {
+					log.ErrorContext(ctx, "inbox deadline sweep failed", "error", err)
+				}
+				break
+			}
+			if n > 0 {
+				log.InfoContext(ctx, "inbox items resolved at their deadline", "count", n)
+			}
+			if n < 100 {
+				break
+			}
+		}
+		for {
 			n, err := a.attachments.Sweep(ctx, 100)
 			if err != nil {
 				if ctx.Err() == nil {

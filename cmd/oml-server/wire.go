@@ -34,6 +34,7 @@ type app struct {
 	admission   *admission.Module
 	retrieval   *retrieval.Module
 	attachments *attachments.Module
+	inbox       *inbox.Module
 	handler     http.Handler
 }
 
@@ -81,6 +82,8 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		SigningKey: k.signing, MaxText: cfg.MaxTextBytes, ServeTTL: cfg.ServeTTL, ClosureMax: cfg.ClosureMax,
 	})
 	edges.m, claims.m, readable.m = lin, adm, adm
+	inb := inbox.New(inbox.Deps{DB: db, Journal: j, Idempotency: idem, Access: inboxAccess{acc},
+		Limits: inbox.Limits{EventsPerWorkarea: cfg.EventsPerWorkarea, OpenMax: cfg.InboxOpenMax}})
 	h := transport.New(transport.Options{
 		Logger:         log,
 		Authenticator:  acc,
@@ -89,8 +92,8 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		AllowedOrigins: cfg.AllowedOrigins,
 		Name:           "oml",
 		Ready:          readiness(db, runner),
-	}, acc, adm, lin, ret, att, inbox.New(inbox.Deps{Access: inboxAccess{acc}, Journal: j}))
-	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, handler: h}, nil
+	}, acc, adm, lin, ret, att, inb)
+	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, handler: h}, nil
 }
 
 // inboxAccess adapts the access context to the inbox's Access port.
@@ -111,7 +114,9 @@ func (a inboxAccess) WorkareasByIDs(ctx context.Context, ids []string) (map[stri
 }
 
 func toInboxWorkarea(w access.Workarea) inbox.Workarea {
-	return inbox.Workarea{ID: w.ID, IDPath: w.IDPath, Reader: slices.Contains(w.Scopes, string(scope.Reader))}
+	return inbox.Workarea{ID: w.ID, IDPath: w.IDPath, Status: w.Status,
+		Reader: slices.Contains(w.Scopes, string(scope.Reader)), Writer: slices.Contains(w.Scopes, string(scope.Writer)),
+		Admin: slices.Contains(w.Scopes, string(scope.Admin))}
 }
 
 // accessPort adapts the access context to admission's Access port.

@@ -1,17 +1,26 @@
 // Package inbox is the coordination context: what agents and the human
-// see happen and say to each other. Today it serves the events tail
-// (oml_events_tail, GET /v1/events), a filtered view of the per-tenant
-// journal, never a second log; seed 002's feed, questions, approvals,
-// deadlines and notifications belong here next. It reaches the access
-// context and the journal only through the ports in internal/app.
+// see happen and say to each other. It serves the events tail
+// (oml_events_tail, GET /v1/events) and seed 002's feed (feed_read,
+// signal_append, durable cursors), questions, answers and approvals with
+// deadlines (question_post, answer_post, inbox_read, the human's HTTP
+// inbox), all views of or appends to the per-tenant journal, never a
+// second log. It reaches the access context only through the ports in
+// internal/app.
 package inbox
 
 import (
+	"context"
+	"time"
+
 	"github.com/go-chi/chi/v5"
 
 	"github.com/omlhub/oml/contexts/inbox/internal/app"
 	"github.com/omlhub/oml/contexts/inbox/internal/httpapi"
 	"github.com/omlhub/oml/contexts/inbox/internal/mcptools"
+	"github.com/omlhub/oml/contexts/inbox/internal/postgres"
+	"github.com/omlhub/oml/platform/idempotency"
+	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/platform/transport"
 )
 
@@ -19,32 +28,43 @@ import (
 type (
 	// Access is the access context as the inbox needs it.
 	Access = app.Access
-	// Workarea is a workarea with the caller's read access there.
+	// Workarea is a workarea with the caller's access there.
 	Workarea = app.Workarea
-	// Journal reads the per-tenant journal.
-	Journal = app.Journal
+	// Limits are the configured caps.
+	Limits = app.Limits
 )
 
 // Deps are what the context needs from the process.
 type Deps struct {
-	Access  Access
-	Journal Journal
+	DB          *pg.DB
+	Journal     *journal.Journal
+	Idempotency *idempotency.Store
+	Access      Access
+	Limits      Limits
+	Now         func() time.Time
 }
 
 // Module is the inbox context.
 type Module struct {
 	svc  *app.Service
 	http *httpapi.Handlers
+	idem *idempotency.Store
 }
 
 // New assembles the context.
 func New(d Deps) *Module {
-	svc := &app.Service{Access: d.Access, Journal: d.Journal}
-	return &Module{svc: svc, http: httpapi.New(svc)}
+	svc := &app.Service{Access: d.Access, Journal: d.Journal, Repo: postgres.New(d.DB), Tx: d.DB, Limits: d.Limits, Now: d.Now}
+	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency), idem: d.Idempotency}
 }
 
 // Routes registers the HTTP routes (under /v1).
 func (m *Module) Routes(r chi.Router) { m.http.Routes(r) }
 
 // Tools registers the MCP tools.
-func (m *Module) Tools(t *transport.Tools) { mcptools.Register(t, m.svc) }
+func (m *Module) Tools(t *transport.Tools) { mcptools.Register(t, m.svc, m.idem) }
+
+// SweepDue resolves up to limit open items past their deadline as the hub
+// (every tenant); every replica runs it, and no item is resolved twice.
+func (m *Module) SweepDue(ctx context.Context, limit int) (int, error) {
+	return m.svc.Sweep(ctx, "", limit)
+}

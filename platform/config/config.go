@@ -37,6 +37,12 @@ type Config struct {
 	MaxUploadBytes  int64         // OML_MAX_UPLOAD_BYTES: the largest attachment (a tenant may set lower)
 	MaxOpenUploads  int           // OML_MAX_OPEN_UPLOADS: open upload sessions per key
 	UploadTTL       time.Duration // OML_UPLOAD_TTL: how long an upload session lives
+	// EventsPerWorkarea is OML_EVENTS_PER_WORKAREA: the feed events agents
+	// may write in one workarea (signals, questions, answers).
+	EventsPerWorkarea int64
+	// InboxOpenMax is OML_INBOX_OPEN_MAX: the open questions and approvals
+	// one identity may leave on the human per workarea.
+	InboxOpenMax int
 
 	EmbeddingsURL    string // OML_EMBEDDINGS_URL
 	EmbeddingsModel  string // OML_EMBEDDINGS_MODEL
@@ -57,6 +63,10 @@ const (
 	MaxClosureMax     = 1_000_000
 	// DefaultMaxUploadBytes is 5 GiB.
 	DefaultMaxUploadBytes = 5 << 30
+	// DefaultEventsPerWorkarea and DefaultInboxOpenMax bound the feed and
+	// the inbox (seed 002's event ceiling and open-items cap).
+	DefaultEventsPerWorkarea = 100_000
+	DefaultInboxOpenMax      = 20
 )
 
 // Load reads the configuration through getenv (os.Getenv in main, a map in
@@ -119,6 +129,14 @@ func Load(getenv func(string) string) (Config, error) {
 	c.MaxUploadBytes = int64(intOr(getenv, "OML_MAX_UPLOAD_BYTES", DefaultMaxUploadBytes, bad))
 	c.MaxOpenUploads = intOr(getenv, "OML_MAX_OPEN_UPLOADS", 16, bad)
 	c.UploadTTL = durationOr(getenv, "OML_UPLOAD_TTL", 24*time.Hour, bad)
+	c.EventsPerWorkarea = int64(intOr(getenv, "OML_EVENTS_PER_WORKAREA", DefaultEventsPerWorkarea, bad))
+	if c.EventsPerWorkarea < 1 {
+		bad("OML_EVENTS_PER_WORKAREA", "must be ≥ 1, got %d", c.EventsPerWorkarea)
+	}
+	c.InboxOpenMax = intOr(getenv, "OML_INBOX_OPEN_MAX", DefaultInboxOpenMax, bad)
+	if c.InboxOpenMax < 1 {
+		bad("OML_INBOX_OPEN_MAX", "must be ≥ 1, got %d", c.InboxOpenMax)
+	}
 	if c.MaxTextBytes < 1 || int64(c.MaxTextBytes) > c.MaxBodyBytes {
 		bad("OML_MAX_TEXT_BYTES", "must be between 1 and OML_MAX_BODY_BYTES (%d), got %d", c.MaxBodyBytes, c.MaxTextBytes)
 	}
@@ -185,6 +203,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("review_closure_max", c.ClosureMax),
 		slog.Int64("max_upload_bytes", c.MaxUploadBytes),
 		slog.Int("max_open_uploads", c.MaxOpenUploads),
+		slog.Int64("events_per_workarea", c.EventsPerWorkarea),
+		slog.Int("inbox_open_max", c.InboxOpenMax),
 		slog.Duration("upload_ttl", c.UploadTTL),
 		slog.Duration("expiry_interval", c.ExpirySweep),
 		slog.String("embeddings_url", c.EmbeddingsURL),

@@ -61,6 +61,7 @@ const (
 	SimulationFence  Code = "submission.simulation_fence"
 	UploadUnusable   Code = "submission.upload_unusable"
 	JournalBroken    Code = "journal.broken"
+	InboxConflict    Code = "inbox.conflict"
 	internalMasked        = "internal error; it has been logged"
 )
 
@@ -183,6 +184,7 @@ var statusByCode = map[Code]int{
 	SimulationFence:  http.StatusUnprocessableEntity,
 	Unavailable:      http.StatusServiceUnavailable,
 	JournalBroken:    http.StatusConflict,
+	InboxConflict:    http.StatusConflict,
 	Internal:         http.StatusInternalServerError,
 }
 

@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/omlhub/oml/platform/canonjson"
@@ -286,4 +287,30 @@ func short(b []byte) string {
 		return s[:12] + "…"
 	}
 	return s
+}
+
+// InWorkarea returns up to limit of one workarea's events strictly between
+// after and before (before 0: no upper bound), oldest first, or newest
+// first when newestFirst.
+func (j *Journal) InWorkarea(ctx context.Context, tenant, workarea string, after, before int64, limit int, newestFirst bool) ([]Stored, error) {
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	var rows []dbsqlc.PlatformJournalEvent
+	var err error
+	if newestFirst {
+		rows, err = j.q.JournalEventsInWorkareaBefore(ctx, j.db.Conn(ctx), dbsqlc.JournalEventsInWorkareaBeforeParams{
+			TenantID: tenant, WorkareaID: workarea, AfterSeq: after, BeforeSeq: before, MaxRows: int32(limit)})
+	} else {
+		rows, err = j.q.JournalEventsInWorkareaAfter(ctx, j.db.Conn(ctx), dbsqlc.JournalEventsInWorkareaAfterParams{
+			TenantID: tenant, WorkareaID: workarea, AfterSeq: after, BeforeSeq: before, MaxRows: int32(limit)})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal: read workarea events: %w", err)
+	}
+	out := make([]Stored, len(rows))
+	for i, row := range rows {
+		out[i] = Stored{Seq: row.Seq, ID: row.EventID, Type: row.EventType, At: row.At.UTC(), Actor: row.Actor, Subject: row.Subject, Payload: row.Payload, Workarea: workarea}
+	}
+	return out, nil
 }

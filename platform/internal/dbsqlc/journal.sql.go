@@ -100,6 +100,118 @@ func (q *Queries) JournalEventsAfter(ctx context.Context, db DBTX, arg JournalEv
 	return items, nil
 }
 
+const journalEventsInWorkareaAfter = `-- name: JournalEventsInWorkareaAfter :many
+SELECT tenant_id, seq, event_id, event_type, at, actor, workarea_id, subject, payload, prev_hash, hash
+FROM platform.journal_events
+WHERE tenant_id = $1 AND workarea_id = $2::text AND seq > $3 AND seq < $4
+ORDER BY seq
+LIMIT $5
+`
+
+type JournalEventsInWorkareaAfterParams struct {
+	TenantID   string
+	WorkareaID string
+	AfterSeq   int64
+	BeforeSeq  int64
+	MaxRows    int32
+}
+
+// One workarea's events after seq (and before before_seq), oldest first:
+// the feed's forward read.
+func (q *Queries) JournalEventsInWorkareaAfter(ctx context.Context, db DBTX, arg JournalEventsInWorkareaAfterParams) ([]PlatformJournalEvent, error) {
+	rows, err := db.Query(ctx, journalEventsInWorkareaAfter,
+		arg.TenantID,
+		arg.WorkareaID,
+		arg.AfterSeq,
+		arg.BeforeSeq,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PlatformJournalEvent
+	for rows.Next() {
+		var i PlatformJournalEvent
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.Seq,
+			&i.EventID,
+			&i.EventType,
+			&i.At,
+			&i.Actor,
+			&i.WorkareaID,
+			&i.Subject,
+			&i.Payload,
+			&i.PrevHash,
+			&i.Hash,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const journalEventsInWorkareaBefore = `-- name: JournalEventsInWorkareaBefore :many
+SELECT tenant_id, seq, event_id, event_type, at, actor, workarea_id, subject, payload, prev_hash, hash
+FROM platform.journal_events
+WHERE tenant_id = $1 AND workarea_id = $2::text AND seq > $3 AND seq < $4
+ORDER BY seq DESC
+LIMIT $5
+`
+
+type JournalEventsInWorkareaBeforeParams struct {
+	TenantID   string
+	WorkareaID string
+	AfterSeq   int64
+	BeforeSeq  int64
+	MaxRows    int32
+}
+
+// One workarea's events before before_seq (and after after_seq), newest
+// first: the feed's backward read.
+func (q *Queries) JournalEventsInWorkareaBefore(ctx context.Context, db DBTX, arg JournalEventsInWorkareaBeforeParams) ([]PlatformJournalEvent, error) {
+	rows, err := db.Query(ctx, journalEventsInWorkareaBefore,
+		arg.TenantID,
+		arg.WorkareaID,
+		arg.AfterSeq,
+		arg.BeforeSeq,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PlatformJournalEvent
+	for rows.Next() {
+		var i PlatformJournalEvent
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.Seq,
+			&i.EventID,
+			&i.EventType,
+			&i.At,
+			&i.Actor,
+			&i.WorkareaID,
+			&i.Subject,
+			&i.Payload,
+			&i.PrevHash,
+			&i.Hash,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const journalHead = `-- name: JournalHead :one
 SELECT seq, hash FROM platform.journal_heads WHERE tenant_id = $1
 `

@@ -32,3 +32,21 @@ FROM platform.journal_events
 WHERE tenant_id = $1 AND seq > $2
 ORDER BY seq
 LIMIT $3;
+
+-- name: JournalEventsInWorkareaAfter :many
+-- One workarea's events after seq (and before before_seq), oldest first:
+-- the feed's forward read.
+SELECT tenant_id, seq, event_id, event_type, at, actor, workarea_id, subject, payload, prev_hash, hash
+FROM platform.journal_events
+WHERE tenant_id = @tenant_id AND workarea_id = @workarea_id::text AND seq > @after_seq AND seq < @before_seq
+ORDER BY seq
+LIMIT @max_rows;
+
+-- name: JournalEventsInWorkareaBefore :many
+-- One workarea's events before before_seq (and after after_seq), newest
+-- first: the feed's backward read.
+SELECT tenant_id, seq, event_id, event_type, at, actor, workarea_id, subject, payload, prev_hash, hash
+FROM platform.journal_events
+WHERE tenant_id = @tenant_id AND workarea_id = @workarea_id::text AND seq > @after_seq AND seq < @before_seq
+ORDER BY seq DESC
+LIMIT @max_rows;

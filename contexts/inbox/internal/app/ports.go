@@ -5,6 +5,10 @@ package app
 
 import (
 	"context"
+	"errors"
+	"time"
+
+	"github.com/omlhub/oml/contexts/inbox/internal/domain"
 
 	"github.com/omlhub/oml/platform/journal"
 )
@@ -14,7 +18,10 @@ import (
 type Workarea struct {
 	ID     string
 	IDPath string
+	Status string
 	Reader bool
+	Writer bool
+	Admin  bool
 }
 
 // Access is the access context as the inbox needs it.
@@ -32,4 +39,55 @@ type Access interface {
 type Journal interface {
 	Head(ctx context.Context, tenant string) (int64, error)
 	After(ctx context.Context, tenant string, seq int64, limit int) ([]journal.Stored, error)
+	// InWorkarea reads one workarea's events strictly between after and
+	// before (0: unbounded), oldest first or newest first.
+	InWorkarea(ctx context.Context, tenant, workarea string, after, before int64, limit int, newestFirst bool) ([]journal.Stored, error)
+	// Append records an event in the caller's unit of work.
+	Append(ctx context.Context, tenant string, e journal.Event) (journal.Appended, error)
+}
+
+// ErrNotFound is what the repository returns for a missing row.
+var ErrNotFound = errors.New("not found")
+
+// ItemFilter selects inbox items in cursor order.
+type ItemFilter struct {
+	TenantID string
+	After    int64
+	Status   string
+	Asker    string
+	IDPath   string // "" any workarea
+	Limit    int
+}
+
+// Repository is the inbox's storage; every write runs in the caller's
+// unit of work.
+type Repository interface {
+	ItemInsert(ctx context.Context, it domain.Item) error
+	ItemGet(ctx context.Context, tenant, id string) (domain.Item, error)
+	ItemGetForUpdate(ctx context.Context, tenant, id string) (domain.Item, error)
+	// ItemResolve closes an open item; false when it was no longer open.
+	ItemResolve(ctx context.Context, it domain.Item) (bool, error)
+	// OpenCount locks the (principal, workarea) pair for the rest of the
+	// unit of work and counts its open items.
+	OpenCount(ctx context.Context, tenant, principalID, workarea string) (int, error)
+	// ItemsDue claims (SKIP LOCKED) open items past their deadline; tenant
+	// "" claims across tenants.
+	ItemsDue(ctx context.Context, tenant string, now time.Time, limit int) ([]domain.Item, error)
+	ItemsAfter(ctx context.Context, f ItemFilter) ([]domain.Item, error)
+	// CountEvent counts one more feed event in the workarea and returns
+	// the total (locked until the unit of work ends).
+	CountEvent(ctx context.Context, tenant, workarea string) (int64, error)
+	CursorGet(ctx context.Context, tenant, principalID, workarea string) (int64, error)
+	CursorSet(ctx context.Context, tenant, principalID, workarea string, seq int64, at time.Time) error
+}
+
+// Transactor runs fn in one unit of work.
+type Transactor interface {
+	InTx(ctx context.Context, fn func(ctx context.Context) error) error
+}
+
+// Limits are the inbox's configured caps.
+type Limits struct {
+	EventsPerWorkarea int64 // OML_EVENTS_PER_WORKAREA
+	OpenMax           int   // OML_INBOX_OPEN_MAX
 }

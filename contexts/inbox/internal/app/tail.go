@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/omlhub/oml/contexts/inbox/internal/domain"
 	"github.com/omlhub/oml/platform/auth"
@@ -16,6 +17,17 @@ import (
 type Service struct {
 	Access  Access
 	Journal Journal
+	Repo    Repository
+	Tx      Transactor
+	Limits  Limits
+	Now     func() time.Time
+}
+
+func (s *Service) now() time.Time {
+	if s.Now == nil {
+		return time.Now().UTC().Truncate(time.Microsecond)
+	}
+	return s.Now().UTC().Truncate(time.Microsecond)
 }
 
 // TailPage is one events-tail answer: the visible events after the

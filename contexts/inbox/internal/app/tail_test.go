@@ -2,7 +2,11 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/omlhub/oml/contexts/inbox/internal/app"
 	"github.com/omlhub/oml/contexts/inbox/internal/domain"
@@ -21,6 +25,29 @@ func (j *fakeJournal) After(_ context.Context, _ string, seq int64, limit int) (
 		return nil, nil
 	}
 	return j.events[seq:min(int(seq)+limit, len(j.events))], nil
+}
+
+func (j *fakeJournal) InWorkarea(_ context.Context, _ string, workarea string, after, before int64, limit int, newestFirst bool) ([]journal.Stored, error) {
+	var out []journal.Stored
+	for _, e := range j.events {
+		if e.Workarea == workarea && e.Seq > after && (before <= 0 || e.Seq < before) {
+			out = append(out, e)
+		}
+	}
+	if newestFirst {
+		slices.Reverse(out)
+	}
+	return out[:min(limit, len(out))], nil
+}
+
+func (j *fakeJournal) Append(_ context.Context, _ string, e journal.Event) (journal.Appended, error) {
+	seq := int64(len(j.events) + 1)
+	payload, _ := json.Marshal(e.Payload)
+	subject, _ := json.Marshal(e.Subject)
+	at := time.Unix(0, 0).UTC()
+	id := fmt.Sprintf("ev_%d", seq)
+	j.events = append(j.events, journal.Stored{Seq: seq, ID: id, Type: e.Type, Actor: e.Actor, Workarea: e.Workarea, Payload: payload, Subject: subject, At: at})
+	return journal.Appended{Seq: seq, ID: id, At: at}, nil
 }
 
 type oneScope struct{}

@@ -6,6 +6,7 @@ package domain
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/omlhub/oml/platform/errs"
 )
@@ -81,7 +82,9 @@ func Visible(e Event, callerKey string, inScope bool) bool {
 	if !inScope || e.Workarea == "" {
 		return false
 	}
-	if e.Actor == callerKey || public[e.Type] {
+	// Coordination records (signals, questions, answers, approvals) are
+	// visible at once to every reader of their workarea.
+	if e.Actor == callerKey || public[e.Type] || strings.HasPrefix(e.Type, FeedPrefix) {
 		return true
 	}
 	if e.Type == "lifecycle.erase" {

@@ -1,5 +1,5 @@
-// Package httpapi serves the inbox context's HTTP routes: today
-// GET /v1/events, the events tail.
+// Package httpapi serves the inbox context's HTTP routes: GET /v1/events
+// (the events tail) and the human's inbox (GET /v1/inbox, answer, decide).
 package httpapi
 
 import (
@@ -11,18 +11,25 @@ import (
 	"github.com/omlhub/oml/contexts/inbox/internal/app"
 	"github.com/omlhub/oml/contexts/inbox/internal/wire"
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/idempotency"
 	"github.com/omlhub/oml/platform/transport"
 )
 
 // Handlers serve the routes.
-type Handlers struct{ svc *app.Service }
+type Handlers struct {
+	svc  *app.Service
+	idem idempotency.Doer
+}
 
 // New returns the handlers.
-func New(svc *app.Service) *Handlers { return &Handlers{svc: svc} }
+func New(svc *app.Service, idem idempotency.Doer) *Handlers { return &Handlers{svc: svc, idem: idem} }
 
 // Routes registers the routes (under /v1).
 func (h *Handlers) Routes(r chi.Router) {
 	r.Get("/events", transport.Handler(h.tail))
+	r.Get("/inbox", transport.Handler(h.inbox))
+	r.Post("/inbox/{id}/answer", transport.Handler(h.answer))
+	r.Post("/inbox/{id}/decide", transport.Handler(h.decide))
 }
 
 func (h *Handlers) tail(w http.ResponseWriter, r *http.Request) error {

@@ -1,5 +1,6 @@
-// Package mcptools registers the inbox context's MCP tools: today
-// oml_events_tail.
+// Package mcptools registers the inbox context's MCP tools: the events
+// tail and seed 002's feed and inbox tools. Decisions on approvals are
+// HTTP only: no MCP tool decides (R1).
 package mcptools
 
 import (
@@ -7,11 +8,12 @@ import (
 
 	"github.com/omlhub/oml/contexts/inbox/internal/app"
 	"github.com/omlhub/oml/contexts/inbox/internal/wire"
+	"github.com/omlhub/oml/platform/idempotency"
 	"github.com/omlhub/oml/platform/transport"
 )
 
 // Register adds the tools to t.
-func Register(t *transport.Tools, svc *app.Service) {
+func Register(t *transport.Tools, svc *app.Service, idem idempotency.Doer) {
 	transport.Add(t, transport.ToolSpec{
 		Name:  "oml_events_tail",
 		Title: "Events tail",
@@ -28,4 +30,5 @@ func Register(t *transport.Tools, svc *app.Service) {
 		}
 		return wire.ToTailOut(p), nil
 	})
+	registerInbox(t, svc, idem)
 }

@@ -197,6 +197,43 @@ type AttachmentsTenantLimit struct {
 	UpdatedAt      time.Time
 }
 
+type InboxFeedCursor struct {
+	TenantID    string
+	PrincipalID string
+	WorkareaID  string
+	Seq         int64
+	UpdatedAt   time.Time
+}
+
+type InboxItem struct {
+	TenantID         string
+	ID               string
+	Kind             string
+	WorkareaID       string
+	WorkareaIDPath   string
+	AskerKeyID       string
+	AskerPrincipalID string
+	AskerPrincipal   string
+	Body             string
+	Options          []byte
+	CreatedAt        time.Time
+	ExpiresAt        *time.Time
+	OnExpiry         *string
+	Status           string
+	ResolvedAt       *time.Time
+	ResolvedBy       *string
+	ResolutionBody   *string
+	Expired          bool
+	AnswerEventID    *string
+	Seq              int64
+}
+
+type InboxWorkareaEvent struct {
+	TenantID   string
+	WorkareaID string
+	Events     int64
+}
+
 type LineageDerivation struct {
 	TenantID   string
 	ArtifactID string

@@ -1,0 +1,160 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+type inboxItem struct {
+	ID       string   `json:"id"`
+	Kind     string   `json:"kind"`
+	Status   string   `json:"status"`
+	Options  []string `json:"options"`
+	Expired  bool     `json:"expired"`
+	OnExpiry string   `json:"on_expiry"`
+	Answer   *struct {
+		Body string `json:"body"`
+		By   string `json:"by"`
+	} `json:"answer"`
+	Decision *struct {
+		Decision string `json:"decision"`
+		Note     string `json:"note"`
+		By       string `json:"by"`
+	} `json:"decision"`
+}
+
+type inboxOut struct {
+	Items     []inboxItem `json:"items"`
+	NextSince int64       `json:"next_since"`
+}
+
+type feedOut struct {
+	Events []struct {
+		Seq     int64          `json:"seq"`
+		Kind    string         `json:"kind"`
+		Payload map[string]any `json:"payload"`
+	} `json:"events"`
+	NextSince *int64 `json:"next_since"`
+}
+
+// Questions, answers, approvals and the feed, end to end: every refusal
+// writes nothing; an admin answers and decides over HTTP and inbox_read
+// shows it; an answered question refuses another answer; the open-items
+// cap and the event ceiling hold; feed_read resumes from its stored
+// cursor after a restart.
+func TestInboxQuestionsApprovalsAndFeed(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "OML_EVENTS_PER_WORKAREA=5", "OML_INBOX_OPEN_MAX=2")
+	tm := newTeam(t, s)
+	ws := tm.crew.ID
+	agent := s.mcpSession(t, tm.writer.Token, "2025-11-25")
+	other := s.mcpSession(t, tm.author2.Token, "2025-11-25")
+
+	long := strings.Repeat("x", 81)
+	refusals := []struct {
+		name, tool string
+		args       map[string]any
+	}{
+		{"seven options", "question_post", map[string]any{"workarea": ws, "body": "q", "options": []string{"a", "b", "c", "d", "e", "f", "g"}}},
+		{"an 81-character option", "question_post", map[string]any{"workarea": ws, "body": "q", "options": []string{"a", long}}},
+		{"duplicate options", "question_post", map[string]any{"workarea": ws, "body": "q", "options": []string{"same", " same "}}},
+		{"a 59-second deadline", "question_post", map[string]any{"workarea": ws, "body": "q", "expires_in_seconds": 59}},
+		{"on_expiry on a question", "question_post", map[string]any{"workarea": ws, "body": "q", "expires_in_seconds": 60, "on_expiry": "approve"}},
+		{"a deadline on a signal", "signal_append", map[string]any{"workarea": ws, "kind": "signal", "body": "s", "expires_in_seconds": 60}},
+	}
+	for _, r := range refusals {
+		if code, body := toolError(t, agent, r.tool, r.args); code != "request.validation" {
+			t.Fatalf("%s: %s %s", r.name, code, body)
+		}
+	}
+	if got := toolJSON[inboxOut](t, agent, "inbox_read", map[string]any{"workarea": ws}); len(got.Items) != 0 {
+		t.Fatalf("a refusal wrote an item: %+v", got)
+	}
+	if got := toolJSON[feedOut](t, agent, "feed_read", map[string]any{"workarea": ws, "since": 0, "kind": "signal"}); len(got.Events) != 0 {
+		t.Fatalf("a refusal wrote a feed event: %+v", got)
+	}
+
+	// Ask (event 1 of 5), answer as the admin over HTTP, read it back.
+	q := toolJSON[struct {
+		QuestionID string `json:"question_id"`
+		EventID    string `json:"event_id"`
+	}](t, agent, "question_post", map[string]any{"workarea": ws, "body": "Which alloy?", "options": []string{" steel ", "brass"}, "expires_in_seconds": 300, "idempotency_key": "q1"})
+	if q.QuestionID == "" || q.QuestionID != q.EventID {
+		t.Fatalf("question_post: %+v", q)
+	}
+	again := toolJSON[struct {
+		QuestionID string `json:"question_id"`
+		Replay     bool   `json:"idempotent_replay"`
+	}](t, agent, "question_post", map[string]any{"workarea": ws, "body": "Which alloy?", "options": []string{" steel ", "brass"}, "expires_in_seconds": 300, "idempotency_key": "q1"})
+	if again.QuestionID != q.QuestionID || !again.Replay {
+		t.Fatalf("an idempotent retry: %+v", again)
+	}
+	if code, _ := toolError(t, agent, "answer_post", map[string]any{"question_id": q.QuestionID, "body": "mine"}); code != "access.denied" {
+		t.Fatalf("the asker answered itself: %s", code)
+	}
+	if r := s.do(t, "POST", "/v1/inbox/"+q.QuestionID+"/answer", tm.writer.Token, map[string]any{"body": "steel"}); r.Status != 403 {
+		t.Fatalf("a non-admin answered over HTTP: %d %s", r.Status, r.Body)
+	}
+	ans := decode[inboxItem](t, s.do(t, "POST", "/v1/inbox/"+q.QuestionID+"/answer", s.AdminKey, map[string]any{"body": "steel"}), 200)
+	if ans.Status != "answered" || ans.Answer == nil || ans.Answer.Body != "steel" {
+		t.Fatalf("the admin's answer: %+v", ans)
+	}
+	read := toolJSON[inboxOut](t, agent, "inbox_read", map[string]any{"workarea": ws})
+	if len(read.Items) != 1 || read.Items[0].Answer == nil || read.Items[0].Answer.Body != "steel" || strings.Join(read.Items[0].Options, "|") != "steel|brass" {
+		t.Fatalf("inbox_read after the answer: %+v", read)
+	}
+	if code, _ := toolError(t, other, "answer_post", map[string]any{"question_id": q.QuestionID, "body": "brass"}); code != "inbox.conflict" {
+		t.Fatalf("an answer to an answered question: %s", code)
+	}
+
+	// Two approvals (events 2, 3) fill the open-items cap of 2.
+	var approvals []string
+	for i := range 2 {
+		a := toolJSON[struct {
+			ApprovalID string `json:"approval_id"`
+			OnExpiry   string `json:"on_expiry"`
+		}](t, agent, "signal_append", map[string]any{"workarea": ws, "kind": "approval", "body": "Ship it?", "expires_in_seconds": 600 + i})
+		if a.ApprovalID == "" || a.OnExpiry != "decline" {
+			t.Fatalf("approval: %+v", a)
+		}
+		approvals = append(approvals, a.ApprovalID)
+	}
+	if code, body := toolError(t, agent, "question_post", map[string]any{"workarea": ws, "body": "one more?"}); code != "limit.rate" {
+		t.Fatalf("past the open-items cap: %s %s", code, body)
+	}
+	if r := s.do(t, "POST", "/v1/inbox/"+approvals[0]+"/decide", s.AdminKey, map[string]any{"decision": "approved", "note": "go"}); r.Status != 200 {
+		t.Fatalf("decide: %d %s", r.Status, r.Body)
+	}
+	if r := s.do(t, "POST", "/v1/inbox/"+approvals[0]+"/decide", s.AdminKey, map[string]any{"decision": "declined"}); r.code() != "inbox.conflict" {
+		t.Fatalf("a second decision: %d %s", r.Status, r.Body)
+	}
+	open := decode[inboxOut](t, s.do(t, "GET", "/v1/inbox?status=open&workarea="+ws, s.AdminKey, nil), 200)
+	if len(open.Items) != 1 || open.Items[0].ID != approvals[1] {
+		t.Fatalf("GET /v1/inbox?status=open: %+v", open)
+	}
+
+	// Signals (events 4, 5), then the ceiling.
+	for range 2 {
+		toolJSON[map[string]any](t, agent, "signal_append", map[string]any{"workarea": ws, "kind": "finished", "body": "done"})
+	}
+	if code, body := toolError(t, agent, "signal_append", map[string]any{"workarea": ws, "kind": "signal", "body": "past"}); code != "limit.ceiling" || !strings.Contains(string(body), "OML_EVENTS_PER_WORKAREA") {
+		t.Fatalf("past the ceiling: %s %s", code, body)
+	}
+
+	// The reader's feed: everything so far, then nothing, across a restart.
+	readerCS := s.mcpSession(t, tm.reader.Token, "2025-11-25")
+	first := toolJSON[feedOut](t, readerCS, "feed_read", map[string]any{"workarea": ws})
+	kinds := map[string]int{}
+	for _, e := range first.Events {
+		kinds[e.Kind]++
+	}
+	if kinds["question"] != 1 || kinds["approval"] != 2 || kinds["answer"] != 2 || kinds["finished"] != 2 || first.NextSince == nil {
+		t.Fatalf("the first feed read: %v %+v", kinds, first)
+	}
+	s.restart(t)
+	readerCS = s.mcpSession(t, tm.reader.Token, "2025-11-25")
+	resumed := toolJSON[feedOut](t, readerCS, "feed_read", map[string]any{"workarea": ws})
+	if len(resumed.Events) != 0 || resumed.NextSince == nil || *resumed.NextSince != *first.NextSince {
+		t.Fatalf("after a restart the feed resumes from its stored cursor: %+v (was %d)", resumed, *first.NextSince)
+	}
+}
