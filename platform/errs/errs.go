@@ -61,6 +61,7 @@ const (
 	SimulationFence  Code = "submission.simulation_fence"
 	UploadUnusable   Code = "submission.upload_unusable"
 	JournalBroken    Code = "journal.broken"
+	SessionConflict  Code = "session.conflict"
 	internalMasked        = "internal error; it has been logged"
 )
 
@@ -200,6 +201,7 @@ var statusByFamily = map[string]int{
 	"edge":        http.StatusConflict,
 	"lifecycle":   http.StatusConflict,
 	"ban":         http.StatusConflict,
+	"session":     http.StatusConflict,
 }
 
 // HTTPStatus returns the status for a code.
