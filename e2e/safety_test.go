@@ -205,7 +205,14 @@ func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
 	}
 	s.grant(t, tm.writer.KeyID, "universe.procurement", "dreamer.propose", "allow")
 	other := tm.promote(t, tm.author2, tm.reviewer, tm.crew.ID, "other", "Another supplier quoted 420 USD/t.")
+	// session_end is listed before session_start: it ends one started here.
+	pre := toolJSON[struct {
+		SessionID string `json:"session_id"`
+	}](t, cs, "session_start", map[string]any{"workarea": tm.crew.ID, "name": "to-end"})
 	calls := map[string]map[string]any{
+		"session_start":      {"workarea": tm.crew.ID, "name": "schema-check"},
+		"session_end":        {"session_id": pre.SessionID, "handoff_note": "done"},
+		"session_list":       {"workarea": tm.crew.ID},
 		"version":            {},
 		"whoami":             {},
 		"oml_workarea_info":  {"workarea": tm.crew.ID},
