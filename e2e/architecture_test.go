@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -26,6 +27,10 @@ func listPackages(t testing.TB) []listedPackage {
 	cmd.Dir = ".."
 	out, err := cmd.Output()
 	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			t.Fatalf("go list: %v\n%s", err, exit.Stderr)
+		}
 		t.Fatalf("go list: %v", err)
 	}
 	var pkgs []listedPackage

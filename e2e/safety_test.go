@@ -208,7 +208,14 @@ func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
 	asked := toolJSON[struct {
 		QuestionID string `json:"question_id"`
 	}](t, s.mcpSession(t, tm.author2.Token, "2025-11-25"), "question_post", map[string]any{"workarea": tm.crew.ID, "body": "Which supplier?"})
+	// session_end is listed before session_start: it ends one started here.
+	pre := toolJSON[struct {
+		SessionID string `json:"session_id"`
+	}](t, cs, "session_start", map[string]any{"workarea": tm.crew.ID, "name": "to-end"})
 	calls := map[string]map[string]any{
+		"session_start":      {"workarea": tm.crew.ID, "name": "schema-check"},
+		"session_end":        {"session_id": pre.SessionID, "handoff_note": "done"},
+		"session_list":       {"workarea": tm.crew.ID},
 		"version":            {},
 		"whoami":             {},
 		"oml_workarea_info":  {"workarea": tm.crew.ID},

@@ -16,6 +16,7 @@ import (
 	"github.com/omlhub/oml/contexts/inbox"
 	"github.com/omlhub/oml/contexts/lineage"
 	"github.com/omlhub/oml/contexts/retrieval"
+	"github.com/omlhub/oml/contexts/sessions"
 	"github.com/omlhub/oml/platform/config"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/idempotency"
@@ -92,7 +93,8 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		AllowedOrigins: cfg.AllowedOrigins,
 		Name:           "oml",
 		Ready:          readiness(db, runner),
-	}, acc, adm, lin, ret, att, inb)
+	}, acc, adm, lin, ret, att, inb,
+		sessions.New(sessions.Deps{DB: db, Journal: j, Idempotency: idem, Access: sessionsAccess{acc}}))
 	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, handler: h}, nil
 }
 
@@ -117,6 +119,26 @@ func toInboxWorkarea(w access.Workarea) inbox.Workarea {
 	return inbox.Workarea{ID: w.ID, IDPath: w.IDPath, Status: w.Status,
 		Reader: slices.Contains(w.Scopes, string(scope.Reader)), Writer: slices.Contains(w.Scopes, string(scope.Writer)),
 		Admin: slices.Contains(w.Scopes, string(scope.Admin))}
+}
+
+// sessionsAccess adapts the access context to the sessions context's
+// Access port.
+type sessionsAccess struct{ m *access.Module }
+
+func (a sessionsAccess) Workarea(ctx context.Context, ref string) (sessions.Workarea, error) {
+	w, err := a.m.Effective(ctx, ref)
+	return sessions.Workarea{ID: w.ID, IDPath: w.IDPath, Reader: slices.Contains(w.Scopes, string(scope.Reader)),
+		Writer: slices.Contains(w.Scopes, string(scope.Writer)), Admin: slices.Contains(w.Scopes, string(scope.Admin))}, err
+}
+
+func (a sessionsAccess) Subtrees(ctx context.Context, s scope.Scope) (scope.Subtrees, error) {
+	return a.m.Subtrees(ctx, s)
+}
+
+func (a sessionsAccess) KeyAt(ctx context.Context, keyID, workareaID string) (sessions.KeyAt, error) {
+	k, err := a.m.KeyAt(ctx, keyID, workareaID)
+	return sessions.KeyAt{KeyID: k.KeyID, PrincipalID: k.PrincipalID, Principal: k.Principal, Role: k.Role,
+		Writer: slices.Contains(k.Scopes, string(scope.Writer))}, err
 }
 
 // accessPort adapts the access context to admission's Access port.

@@ -135,6 +135,27 @@ func (m *Module) Banned(ctx context.Context) (bool, string, error) {
 // universe).
 func (m *Module) AdministersTenant(ctx context.Context) error { return m.svc.AdministersTenant(ctx) }
 
+// KeyAt is another key of the caller's tenant at one workarea.
+type KeyAt struct {
+	KeyID       string
+	PrincipalID string
+	Principal   string
+	Role        string
+	Scopes      []string
+}
+
+// KeyAt resolves a key of the caller's tenant and its effective scopes at
+// the workarea with workareaID; an unknown or foreign key is
+// access.not_found.
+func (m *Module) KeyAt(ctx context.Context, keyID, workareaID string) (KeyAt, error) {
+	k, err := m.svc.KeyAt(ctx, keyID, workareaID)
+	if err != nil {
+		return KeyAt{}, err
+	}
+	return KeyAt{KeyID: k.Key.ID, PrincipalID: k.Key.Principal.ID, Principal: k.Key.Principal.Name,
+		Role: string(k.Key.Role), Scopes: k.Scopes.Names()}, nil
+}
+
 // Paths maps ids of the caller's tenant's workareas to their paths.
 func (m *Module) Paths(ctx context.Context, ids []string) (map[string]string, error) {
 	return m.svc.Paths(ctx, ids)

@@ -62,6 +62,7 @@ const (
 	UploadUnusable   Code = "submission.upload_unusable"
 	JournalBroken    Code = "journal.broken"
 	InboxConflict    Code = "inbox.conflict"
+	SessionConflict  Code = "session.conflict"
 	internalMasked        = "internal error; it has been logged"
 )
 
@@ -202,6 +203,7 @@ var statusByFamily = map[string]int{
 	"edge":        http.StatusConflict,
 	"lifecycle":   http.StatusConflict,
 	"ban":         http.StatusConflict,
+	"session":     http.StatusConflict,
 }
 
 // HTTPStatus returns the status for a code.

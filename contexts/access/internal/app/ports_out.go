@@ -83,3 +83,35 @@ func (s *Service) Paths(ctx context.Context, ids []string) (map[string]string, e
 	}
 	return s.repo.WorkareaPaths(ctx, c.TenantID, ids)
 }
+
+// KeyAt is another key of the caller's tenant as seen at one workarea: its
+// principal, role and effective scopes there.
+type KeyAt struct {
+	Key    Key
+	Scopes domain.Scope
+}
+
+// KeyAt resolves keyID in the caller's tenant and its effective access at
+// the workarea with workareaID (which the caller has already resolved). An
+// unknown or foreign key is access.not_found; a revoked one holds nothing.
+// Other contexts reach this through their own ports (a session reassigned
+// to another agent).
+func (s *Service) KeyAt(ctx context.Context, keyID, workareaID string) (KeyAt, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return KeyAt{}, err
+	}
+	k, err := s.keyIn(ctx, c.TenantID, keyID)
+	if err != nil {
+		return KeyAt{}, err
+	}
+	w, err := s.resolve(ctx, c.TenantID, workareaID)
+	if err != nil {
+		return KeyAt{}, err
+	}
+	a, err := s.repo.AccessOf(ctx, c.TenantID, k.ID)
+	if err != nil {
+		return KeyAt{}, fmt.Errorf("load access: %w", err)
+	}
+	return KeyAt{Key: k, Scopes: domain.Effective(k.Role, a.Revoked || k.RevokedAt != nil, a.Grants, w.IDPath)}, nil
+}

@@ -350,3 +350,30 @@ type RetrievalWorkareaCount struct {
 	IDPath     string
 	N          int32
 }
+
+type SessionsActive struct {
+	TenantID   string
+	KeyID      string
+	WorkareaID string
+	SessionID  string
+	SetAt      time.Time
+}
+
+type SessionsSession struct {
+	TenantID         string
+	ID               string
+	WorkareaID       string
+	WorkareaIDPath   string
+	Name             string
+	OwnerPrincipalID string
+	OwnerPrincipal   string
+	OwnerKeyID       string
+	Status           string
+	HandoffNote      string
+	AdoptedFrom      *string
+	ForkedFrom       *string
+	StartedAt        time.Time
+	UpdatedAt        time.Time
+	EndedAt          *time.Time
+	EndedByKeyID     *string
+}

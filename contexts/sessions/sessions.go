@@ -1,0 +1,61 @@
+// Package sessions is the sessions bounded context: agents' work sessions
+// in a workarea, owned by a principal and named per owner, ended with a
+// handoff note, adopted when ended or forked when running, reassigned by
+// an admin, and each key's active session per workarea (the transport is
+// stateless, so that pointer lives here). Briefs and brains come next.
+// It reaches the access context and the journal only through the ports in
+// internal/app.
+package sessions
+
+import (
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/omlhub/oml/contexts/sessions/internal/app"
+	"github.com/omlhub/oml/contexts/sessions/internal/httpapi"
+	"github.com/omlhub/oml/contexts/sessions/internal/mcptools"
+	"github.com/omlhub/oml/contexts/sessions/internal/postgres"
+	"github.com/omlhub/oml/platform/idempotency"
+	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/pg"
+	"github.com/omlhub/oml/platform/transport"
+)
+
+// The ports other contexts fill, re-exported for cmd/oml-server's wiring.
+type (
+	// Access is the access context as the sessions context needs it.
+	Access = app.Access
+	// Workarea is a workarea with the caller's scopes there.
+	Workarea = app.Workarea
+	// KeyAt is another key of the caller's tenant at a workarea.
+	KeyAt = app.KeyAt
+)
+
+// Deps are what the context needs from the process.
+type Deps struct {
+	DB          *pg.DB
+	Journal     *journal.Journal
+	Idempotency *idempotency.Store
+	Access      Access
+	Now         func() time.Time
+}
+
+// Module is the sessions context.
+type Module struct {
+	svc  *app.Service
+	http *httpapi.Handlers
+	idem *idempotency.Store
+}
+
+// New assembles the context.
+func New(d Deps) *Module {
+	svc := app.New(app.Deps{Repo: postgres.New(d.DB), Access: d.Access, Journal: d.Journal, Tx: d.DB, Now: d.Now})
+	return &Module{svc: svc, http: httpapi.New(svc), idem: d.Idempotency}
+}
+
+// Routes registers the HTTP routes (under /v1).
+func (m *Module) Routes(r chi.Router) { m.http.Routes(r) }
+
+// Tools registers the MCP tools.
+func (m *Module) Tools(t *transport.Tools) { mcptools.Register(t, m.svc, m.idem) }
