@@ -158,3 +158,37 @@ func TestInboxQuestionsApprovalsAndFeed(t *testing.T) {
 		t.Fatalf("after a restart the feed resumes from its stored cursor: %+v (was %d)", resumed, *first.NextSince)
 	}
 }
+
+// The human works the inbox from the CLI: list, answer, decide.
+func TestInboxCLI(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	cs := s.mcpSession(t, tm.writer.Token, "2025-11-25")
+	q := toolJSON[struct {
+		QuestionID string `json:"question_id"`
+	}](t, cs, "question_post", map[string]any{"workarea": tm.crew.ID, "body": "Which supplier for Q1?", "options": []string{"Accra", "Tema"}})
+	a := toolJSON[struct {
+		EventID string `json:"event_id"`
+	}](t, cs, "signal_append", map[string]any{"workarea": tm.crew.ID, "kind": "approval", "body": "Order 40 t from Accra?"})
+
+	out := s.mustOML(t, s.AdminKey, "inbox", "--status", "open")
+	if !strings.Contains(out, q.QuestionID) || !strings.Contains(out, a.EventID) || !strings.Contains(out, "[Accra | Tema]") {
+		t.Fatalf("oml inbox:\n%s", out)
+	}
+	if out := s.mustOML(t, s.AdminKey, "inbox", "answer", q.QuestionID, "Accra, for the price"); !strings.Contains(out, "answered by") {
+		t.Fatalf("oml inbox answer:\n%s", out)
+	}
+	if out := s.mustOML(t, s.AdminKey, "inbox", "decide", a.EventID, "approve", "--note", "within budget"); !strings.Contains(out, "approved by") {
+		t.Fatalf("oml inbox decide:\n%s", out)
+	}
+	if _, errOut, err := s.oml(t, s.AdminKey, "inbox", "decide", a.EventID, "decline"); err == nil || !strings.Contains(errOut, "inbox.conflict") {
+		t.Fatalf("a second decision: %v %s", err, errOut)
+	}
+	if _, errOut, err := s.oml(t, tm.writer.Token, "inbox", "answer", q.QuestionID, "me"); err == nil {
+		t.Fatalf("a writer answered over the human's route: %s", errOut)
+	}
+	if out := s.mustOML(t, tm.writer.Token, "inbox", "--workarea", tm.crew.ID, "--status", "resolved"); !strings.Contains(out, "2 items") {
+		t.Fatalf("the asker's resolved items:\n%s", out)
+	}
+}

@@ -61,6 +61,11 @@ commands:
                                     Ctrl-C, run it again); prints the upload session to reference
                                     from oml_remember (--json: the session as JSON). No overall
                                     timeout unless --timeout is given.
+  inbox [--workarea W] [--status S] [--since SEQ]
+                                    the human's inbox: questions and approvals in what you read
+  inbox answer ID TEXT              answer a question (admin on its workarea)
+  inbox decide ID approve|decline [--note TEXT]
+                                    decide an approval (admin on its workarea)
   whoami                            show the key's principal, role, tenant and root workarea
   tools                             list the MCP tools with their input schemas
   call TOOL [JSON|-]                call one MCP tool with a JSON object of arguments
@@ -156,6 +161,8 @@ func (c *cli) dispatch(ctx context.Context, cmd string, args []string) error {
 		return c.tools(ctx, args)
 	case "mcp":
 		return c.mcpProxy(ctx, args)
+	case "inbox":
+		return c.inbox(ctx, args)
 	case "call":
 		return c.call(ctx, args)
 	case "admin":
