@@ -57,7 +57,9 @@ type Event struct {
 }
 
 // public are the event types every reader of the event's workarea sees,
-// whoever caused them: what changed in what they may read. Submissions,
+// whoever caused them: what changed in what they may read, and the
+// lifecycle of agents' work sessions there (seed 002's feed shows them;
+// the handoff note itself is not in the event). Submissions,
 // serves, approvals short of promotion, rejections, expiries and edge
 // proposals concern held items and pending proposals (R3): only the key
 // that made them sees them. Grants, keys and bans are administration, not
@@ -72,6 +74,11 @@ var public = map[string]bool{
 	"workarea.relate_rejected": true,
 	"claim.relate_ratified":    true,
 	"claim.relate_rejected":    true,
+	"session.start":            true,
+	"session.end":              true,
+	"session.adopt":            true,
+	"session.fork":             true,
+	"session.reassign":         true,
 }
 
 // Visible reports whether the caller (its key) sees e in a tail whose

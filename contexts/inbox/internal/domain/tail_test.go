@@ -23,6 +23,7 @@ func TestVisible(t *testing.T) {
 		{"an erased promoted claim", Event{Type: "lifecycle.erase", Actor: "key_adm", Workarea: "wa_1", Payload: []byte(`{"was_promoted":true}`)}, true, true},
 		{"an erased held claim", Event{Type: "lifecycle.erase", Actor: "key_adm", Workarea: "wa_1", Payload: []byte(`{"was_promoted":false}`)}, true, false},
 		{"a grant", Event{Type: "grant.add", Actor: "key_adm", Workarea: "wa_1"}, true, false},
+		{"another agent's session ended", Event{Type: "session.end", Actor: "key_other", Workarea: "wa_1"}, true, true},
 		{"no workarea, mine", Event{Type: "key.issue", Actor: "key_me"}, true, false},
 	} {
 		if got := Visible(c.e, "key_me", c.inScope); got != c.want {
