@@ -111,6 +111,9 @@ func TestSafetyEveryToolSurvivesRefusedArguments(t *testing.T) {
 				}
 			}
 			for set, args := range sets {
+				if _, ok := args["wait_seconds"]; !ok && tool.Name == "inbox_wait" {
+					args["wait_seconds"] = 0 // a valid wait would sit out its 30 s
+				}
 				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool.Name, Arguments: args})
 				if err != nil {
 					t.Fatalf("%s, %s, %s: not a tool result: %v", who, tool.Name, set, err)
@@ -231,6 +234,7 @@ func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
 		"answer_post":        {"question_id": asked.QuestionID, "body": "Accra"},
 		"signal_append":      {"workarea": tm.crew.ID, "kind": "approval", "body": "Ship it?", "expires_in_seconds": 600, "on_expiry": "approve"},
 		"inbox_read":         {"workarea": tm.crew.ID},
+		"inbox_wait":         {"workarea": tm.crew.ID, "wait_seconds": 0},
 		"feed_read":          {"workarea": tm.crew.ID},
 	}
 	for _, tool := range list.Tools {

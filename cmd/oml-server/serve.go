@@ -53,7 +53,18 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err != nil {
 		return err
 	}
-	// The sweeper is joined before the pool closes (defers run last first).
+	// The listener (waits across replicas) and the sweeper are joined
+	// before the pool closes (defers run last first).
+	listenCtx, stopListening := context.WithCancel(ctx)
+	listened := make(chan struct{})
+	go func() {
+		defer close(listened)
+		_ = a.listener.Run(listenCtx)
+	}()
+	defer func() {
+		stopListening()
+		<-listened
+	}()
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	swept := make(chan struct{})
 	go func() {

@@ -36,7 +36,9 @@ type app struct {
 	retrieval   *retrieval.Module
 	attachments *attachments.Module
 	inbox       *inbox.Module
-	handler     http.Handler
+	// listener wakes waits across replicas; serve runs it.
+	listener *pg.Listener
+	handler  http.Handler
 }
 
 // keys is the deployment's key material.
@@ -83,7 +85,8 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		SigningKey: k.signing, MaxText: cfg.MaxTextBytes, ServeTTL: cfg.ServeTTL, ClosureMax: cfg.ClosureMax,
 	})
 	edges.m, claims.m, readable.m = lin, adm, adm
-	inb := inbox.New(inbox.Deps{DB: db, Journal: j, Idempotency: idem, Access: inboxAccess{acc},
+	listener := pg.NewListener(db, log, inbox.WakeChannel)
+	inb := inbox.New(inbox.Deps{DB: db, Journal: j, Idempotency: idem, Access: inboxAccess{acc}, Listener: listener,
 		Limits: inbox.Limits{EventsPerWorkarea: cfg.EventsPerWorkarea, OpenMax: cfg.InboxOpenMax}})
 	h := transport.New(transport.Options{
 		Logger:         log,
@@ -95,7 +98,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		Ready:          readiness(db, runner),
 	}, acc, adm, lin, ret, att, inb,
 		sessions.New(sessions.Deps{DB: db, Journal: j, Idempotency: idem, Access: sessionsAccess{acc}}))
-	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, handler: h}, nil
+	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, listener: listener, handler: h}, nil
 }
 
 // inboxAccess adapts the access context to the inbox's Access port.

@@ -59,14 +59,18 @@ func (c *cli) inbox(ctx context.Context, args []string) error {
 	}
 	switch verb {
 	case "list":
-		fs := c.flags("inbox", "[--workarea ID|PATH] [--status S] [--since SEQ]")
+		fs := c.flags("inbox", "[--workarea ID|PATH] [--status S] [--since SEQ] [--wait SECONDS]")
 		workarea := fs.String("workarea", "", "items in this workarea's subtree")
 		status := fs.String("status", "", "open, resolved, answered, approved, declined or expired")
 		since := fs.String("since", "", "the next_since of an earlier read")
+		wait := fs.Int("wait", 0, "wait up to this many seconds (at most 60) for an item after --since to land")
 		if _, err := parse(fs, args, 0); err != nil {
 			return err
 		}
 		q := url.Values{}
+		if *wait > 0 {
+			q.Set("wait", fmt.Sprint(*wait))
+		}
 		for name, v := range map[string]string{"workarea": *workarea, "status": *status, "since": *since} {
 			if v != "" {
 				q.Set(name, v)

@@ -61,8 +61,9 @@ commands:
                                     Ctrl-C, run it again); prints the upload session to reference
                                     from oml_remember (--json: the session as JSON). No overall
                                     timeout unless --timeout is given.
-  inbox [--workarea W] [--status S] [--since SEQ]
+  inbox [--workarea W] [--status S] [--since SEQ] [--wait SECONDS]
                                     the human's inbox: questions and approvals in what you read
+                                    (--wait: up to 60 s for something after --since to land)
   inbox answer ID TEXT              answer a question (admin on its workarea)
   inbox decide ID approve|decline [--note TEXT]
                                     decide an approval (admin on its workarea)

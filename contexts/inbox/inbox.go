@@ -36,7 +36,10 @@ type (
 
 // Deps are what the context needs from the process.
 type Deps struct {
-	DB          *pg.DB
+	DB *pg.DB
+	// Listener carries wake-ups across replicas (LISTEN on WakeChannel);
+	// nil leaves waits to re-read every app.RecheckEvery.
+	Listener    *pg.Listener
 	Journal     *journal.Journal
 	Idempotency *idempotency.Store
 	Access      Access
@@ -53,7 +56,8 @@ type Module struct {
 
 // New assembles the context.
 func New(d Deps) *Module {
-	svc := &app.Service{Access: d.Access, Journal: d.Journal, Repo: postgres.New(d.DB), Tx: d.DB, Limits: d.Limits, Now: d.Now}
+	svc := &app.Service{Access: d.Access, Journal: d.Journal, Repo: postgres.New(d.DB), Tx: d.DB, Limits: d.Limits, Now: d.Now,
+		Wakes: pgWakes{db: d.DB, listener: d.Listener}}
 	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency), idem: d.Idempotency}
 }
 
@@ -67,4 +71,25 @@ func (m *Module) Tools(t *transport.Tools) { mcptools.Register(t, m.svc, m.idem)
 // (every tenant); every replica runs it, and no item is resolved twice.
 func (m *Module) SweepDue(ctx context.Context, limit int) (int, error) {
 	return m.svc.Sweep(ctx, "", limit)
+}
+
+// WakeChannel is the Postgres channel the inbox notifies on when something
+// lands (payload: the tenant id); cmd/oml-server's listener LISTENs on it.
+const WakeChannel = "oml_inbox"
+
+// pgWakes is the Wakes port on Postgres LISTEN/NOTIFY.
+type pgWakes struct {
+	db       *pg.DB
+	listener *pg.Listener
+}
+
+func (w pgWakes) Notify(ctx context.Context, tenant string) error {
+	return w.db.Notify(ctx, WakeChannel, tenant)
+}
+
+func (w pgWakes) Subscribe() (<-chan string, func()) {
+	if w.listener == nil {
+		return nil, func() {}
+	}
+	return w.listener.Subscribe(WakeChannel)
 }

@@ -148,7 +148,7 @@ func (s *Service) Post(ctx context.Context, a Ask) (domain.Item, error) {
 			payload["on_expiry"] = d.OnExpiry
 		}
 	}
-	ev, err := s.Journal.Append(ctx, c.TenantID, journal.Event{
+	ev, err := s.append(ctx, c.TenantID, journal.Event{
 		Type: domain.FeedPrefix + string(a.Kind), Actor: c.KeyID, Workarea: w.ID, Payload: payload,
 	})
 	if err != nil {
@@ -210,7 +210,7 @@ func (s *Service) AppendSignal(ctx context.Context, sig Signal) (Posted, error) 
 	if sig.Session != "" {
 		payload["session"] = sig.Session
 	}
-	ev, err := s.Journal.Append(ctx, c.TenantID, journal.Event{
+	ev, err := s.append(ctx, c.TenantID, journal.Event{
 		Type: domain.FeedPrefix + sig.Kind, Actor: c.KeyID, Workarea: w.ID, Payload: payload,
 	})
 	if err != nil {
@@ -330,7 +330,7 @@ func (s *Service) resolve(ctx context.Context, it domain.Item, actorKey, by stri
 			delete(payload, "body")
 		}
 	}
-	ev, err := s.Journal.Append(ctx, it.TenantID, journal.Event{
+	ev, err := s.append(ctx, it.TenantID, journal.Event{
 		Type: domain.FeedPrefix + "answer", Actor: actorKey, Workarea: it.WorkareaID,
 		Subject: map[string]any{"question_id": it.ID, "kind": string(it.Kind)}, Payload: payload,
 	})
@@ -390,4 +390,19 @@ func (s *Service) settle(ctx context.Context, tenant string) error {
 	}
 	_, err := s.Sweep(ctx, tenant, 100)
 	return err
+}
+
+// append records a feed event and wakes the waiters of every replica when
+// its unit of work commits.
+func (s *Service) append(ctx context.Context, tenant string, e journal.Event) (journal.Appended, error) {
+	ev, err := s.Journal.Append(ctx, tenant, e)
+	if err != nil {
+		return ev, err
+	}
+	if s.Wakes != nil {
+		if err := s.Wakes.Notify(ctx, tenant); err != nil {
+			return ev, fmt.Errorf("wake waiters: %w", err)
+		}
+	}
+	return ev, nil
 }

@@ -46,6 +46,15 @@ type Journal interface {
 	Append(ctx context.Context, tenant string, e journal.Event) (journal.Appended, error)
 }
 
+// Wakes carries "something landed in a tenant's inbox or feed" across
+// replicas: Notify in the writer's unit of work (delivered at its commit),
+// Subscribe for a waiter (a wake-up, never the data: the waiter reads
+// again).
+type Wakes interface {
+	Notify(ctx context.Context, tenant string) error
+	Subscribe() (<-chan string, func())
+}
+
 // ErrNotFound is what the repository returns for a missing row.
 var ErrNotFound = errors.New("not found")
 

@@ -20,6 +20,7 @@ type Service struct {
 	Repo    Repository
 	Tx      Transactor
 	Limits  Limits
+	Wakes   Wakes
 	Now     func() time.Time
 }
 

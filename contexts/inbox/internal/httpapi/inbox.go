@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -31,7 +32,16 @@ func (h *Handlers) inbox(w http.ResponseWriter, r *http.Request) error {
 		}
 		in.Limit = n
 	}
-	p, err := h.svc.Inbox(r.Context(), in.Query())
+	// ?wait=SECONDS waits (at most 60 s) for an item after since to land.
+	var wait time.Duration
+	if v := q.Get("wait"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return errs.Invalid("wait: want seconds (0–60), got %q", v)
+		}
+		wait = time.Duration(n) * time.Second
+	}
+	p, err := h.svc.InboxWait(r.Context(), in.Query(), wait, false)
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,20 @@ func registerInbox(t *transport.Tools, svc *app.Service, idem idempotency.Doer) 
 		return wire.PostAnswer(ctx, svc, idem, in, false)
 	})
 	transport.Add(t, transport.ToolSpec{
+		Name:  "inbox_wait",
+		Title: "Wait for the inbox",
+		Description: "Wait up to wait_seconds (30 by default, 60 at most) for one of your own inbox items to be answered, " +
+			"decided or resolved at its deadline, or for a new one, after since; returns as soon as something lands " +
+			"(across every replica), with next_since to wait on from. wait_seconds 0 reads once. Same filters as inbox_read.",
+		ReadOnly: true, Idempotent: true,
+	}, func(ctx context.Context, in wire.InboxWaitIn) (wire.InboxOut, error) {
+		p, err := svc.InboxWait(ctx, in.Query(), in.Wait(), true)
+		if err != nil {
+			return wire.InboxOut{}, err
+		}
+		return wire.ToInboxOut(p), nil
+	})
+	transport.Add(t, transport.ToolSpec{
 		Name:  "inbox_read",
 		Title: "Read the inbox",
 		Description: "Read the inbox items (questions and approvals) in the workareas you may read, optionally by workarea, " +

@@ -149,7 +149,21 @@ func ToItem(it domain.Item) Item {
 	return out
 }
 
-// InboxIn is the input of inbox_read.
+// InboxWaitIn is the input of inbox_wait: inbox_read's filters and a wait.
+type InboxWaitIn struct {
+	InboxIn
+	WaitSeconds *int `json:"wait_seconds,omitempty" jsonschema:"how long to wait for something to land, 0–60 s (default 30; 0 reads once)"`
+}
+
+// Wait is the wait the input asks for.
+func (in InboxWaitIn) Wait() time.Duration {
+	if in.WaitSeconds == nil {
+		return 30 * time.Second
+	}
+	return time.Duration(*in.WaitSeconds) * time.Second
+}
+
+// InboxIn is the input of inbox_read (and the filters of inbox_wait).
 type InboxIn struct {
 	Workarea string `json:"workarea,omitempty" jsonschema:"a workarea (id or path): items in its subtree; omit for every workarea you read"`
 	Status   string `json:"status,omitempty" jsonschema:"open, resolved, answered, approved, declined or expired"`
