@@ -219,6 +219,7 @@ func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
 		"session_start":      {"workarea": tm.crew.ID, "name": "schema-check"},
 		"session_end":        {"session_id": pre.SessionID, "handoff_note": "done"},
 		"session_list":       {"workarea": tm.crew.ID},
+		"session_brief":      {"workarea": tm.crew.ID},
 		"version":            {},
 		"whoami":             {},
 		"oml_workarea_info":  {"workarea": tm.crew.ID},

@@ -85,8 +85,9 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		SigningKey: k.signing, MaxText: cfg.MaxTextBytes, ServeTTL: cfg.ServeTTL, ClosureMax: cfg.ClosureMax,
 	})
 	edges.m, claims.m, readable.m = lin, adm, adm
+	ses := sessions.New(sessions.Deps{DB: db, Journal: j, Idempotency: idem, Access: sessionsAccess{acc}})
 	listener := pg.NewListener(db, log, inbox.WakeChannel)
-	inb := inbox.New(inbox.Deps{DB: db, Journal: j, Idempotency: idem, Access: inboxAccess{acc}, Listener: listener,
+	inb := inbox.New(inbox.Deps{DB: db, Journal: j, Idempotency: idem, Access: inboxAccess{acc}, Listener: listener, Sessions: briefSessions{ses},
 		Limits: inbox.Limits{EventsPerWorkarea: cfg.EventsPerWorkarea, OpenMax: cfg.InboxOpenMax}})
 	h := transport.New(transport.Options{
 		Logger:         log,
@@ -97,8 +98,21 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		Name:           "oml",
 		Ready:          readiness(db, runner),
 	}, acc, adm, lin, ret, att, inb,
-		sessions.New(sessions.Deps{DB: db, Journal: j, Idempotency: idem, Access: sessionsAccess{acc}}))
+		ses)
 	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, listener: listener, handler: h}, nil
+}
+
+// briefSessions adapts the sessions context to the inbox's Sessions port
+// (the session brief's previous session).
+type briefSessions struct{ m *sessions.Module }
+
+func (b briefSessions) Previous(ctx context.Context, workareaID string) (inbox.PreviousSession, bool, error) {
+	s, ok, err := b.m.Previous(ctx, workareaID)
+	if err != nil || !ok {
+		return inbox.PreviousSession{}, false, err
+	}
+	return inbox.PreviousSession{ID: s.ID, Name: s.Name, Status: string(s.Status), LastActivity: s.UpdatedAt,
+		HandoffNote: s.HandoffNote, RecoveryPath: sessions.RecoveryPath}, true, nil
 }
 
 // inboxAccess adapts the access context to the inbox's Access port.

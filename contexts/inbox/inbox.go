@@ -32,6 +32,10 @@ type (
 	Workarea = app.Workarea
 	// Limits are the configured caps.
 	Limits = app.Limits
+	// Sessions is the sessions context as the session brief needs it.
+	Sessions = app.Sessions
+	// PreviousSession is the caller's previous session in a workarea.
+	PreviousSession = app.PreviousSession
 )
 
 // Deps are what the context needs from the process.
@@ -39,7 +43,9 @@ type Deps struct {
 	DB *pg.DB
 	// Listener carries wake-ups across replicas (LISTEN on WakeChannel);
 	// nil leaves waits to re-read every app.RecheckEvery.
-	Listener    *pg.Listener
+	Listener *pg.Listener
+	// Sessions gives the session brief the caller's previous session.
+	Sessions    Sessions
 	Journal     *journal.Journal
 	Idempotency *idempotency.Store
 	Access      Access
@@ -57,7 +63,7 @@ type Module struct {
 // New assembles the context.
 func New(d Deps) *Module {
 	svc := &app.Service{Access: d.Access, Journal: d.Journal, Repo: postgres.New(d.DB), Tx: d.DB, Limits: d.Limits, Now: d.Now,
-		Wakes: pgWakes{db: d.DB, listener: d.Listener}}
+		Wakes: pgWakes{db: d.DB, listener: d.Listener}, Sessions: d.Sessions}
 	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency), idem: d.Idempotency}
 }
 

@@ -8,11 +8,13 @@
 package sessions
 
 import (
+	"context"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/omlhub/oml/contexts/sessions/internal/app"
+	"github.com/omlhub/oml/contexts/sessions/internal/domain"
 	"github.com/omlhub/oml/contexts/sessions/internal/httpapi"
 	"github.com/omlhub/oml/contexts/sessions/internal/mcptools"
 	"github.com/omlhub/oml/contexts/sessions/internal/postgres"
@@ -30,7 +32,12 @@ type (
 	Workarea = app.Workarea
 	// KeyAt is another key of the caller's tenant at a workarea.
 	KeyAt = app.KeyAt
+	// Session is an agent's work session, as other contexts read it.
+	Session = domain.Session
 )
+
+// The brain's conventional recovery document (seed 002).
+const RecoveryPath = domain.RecoveryPath
 
 // Deps are what the context needs from the process.
 type Deps struct {
@@ -59,3 +66,10 @@ func (m *Module) Routes(r chi.Router) { m.http.Routes(r) }
 
 // Tools registers the MCP tools.
 func (m *Module) Tools(t *transport.Tools) { mcptools.Register(t, m.svc, m.idem) }
+
+// Previous returns the caller's most recently active session in the
+// workarea other than the one its key works now (the session brief's
+// previous_session); ok is false when there is none.
+func (m *Module) Previous(ctx context.Context, workareaID string) (Session, bool, error) {
+	return m.svc.Previous(ctx, workareaID)
+}

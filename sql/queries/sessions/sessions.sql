@@ -38,3 +38,10 @@ WHERE s.tenant_id = @tenant_id
   AND (sqlc.arg(after)::text = '' OR s.id < sqlc.arg(after)::text)
 ORDER BY s.id DESC
 LIMIT sqlc.arg(max_rows);
+
+-- name: SessionsLatestOfOwner :many
+-- A principal's sessions in one workarea, most recently active first.
+SELECT * FROM sessions.sessions
+WHERE tenant_id = @tenant_id AND workarea_id = @workarea_id AND owner_principal_id = @owner_principal_id
+ORDER BY updated_at DESC, id DESC
+LIMIT @max_rows;

@@ -15,13 +15,14 @@ import (
 
 // Service is the inbox context's application service.
 type Service struct {
-	Access  Access
-	Journal Journal
-	Repo    Repository
-	Tx      Transactor
-	Limits  Limits
-	Wakes   Wakes
-	Now     func() time.Time
+	Access   Access
+	Journal  Journal
+	Repo     Repository
+	Tx       Transactor
+	Limits   Limits
+	Wakes    Wakes
+	Sessions Sessions
+	Now      func() time.Time
 }
 
 func (s *Service) now() time.Time {

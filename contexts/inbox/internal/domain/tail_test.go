@@ -1,7 +1,10 @@
 package domain
 
 import (
+	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/omlhub/oml/platform/errs"
 )
@@ -53,5 +56,30 @@ func TestTailQueryValidate(t *testing.T) {
 		if c.code == "" && c.q.Limit != DefaultLimit {
 			t.Errorf("%s: limit %d", c.name, c.q.Limit)
 		}
+	}
+}
+
+func TestRankEvents(t *testing.T) {
+	t.Parallel()
+	events := []BriefEvent{
+		{Seq: 1, Own: true}, {Seq: 2}, {Seq: 3, Open: true}, {Seq: 4, Own: true}, {Seq: 5}, {Seq: 6, Open: true, Own: true},
+	}
+	got, more := RankEvents(events)
+	var order []int64
+	for _, e := range got {
+		order = append(order, e.Seq)
+	}
+	if want := []int64{6, 3, 5, 2, 4, 1}; !slices.Equal(order, want) || more != 0 {
+		t.Fatalf("order %v (more %d), want %v", order, more, want)
+	}
+	var many []BriefEvent
+	for i := range 30 {
+		many = append(many, BriefEvent{Seq: int64(i + 1)})
+	}
+	if got, more := RankEvents(many); len(got) != BriefEvents || more != 10 || got[0].Seq != 30 {
+		t.Fatalf("30 events: %d shown, %d more, first %d", len(got), more, got[0].Seq)
+	}
+	if s, cut := Cut(strings.Repeat("é", BriefText+1)); !cut || utf8.RuneCountInString(s) != BriefText {
+		t.Fatalf("Cut: %d runes, cut %v", utf8.RuneCountInString(s), cut)
 	}
 }

@@ -62,6 +62,19 @@ func (r *fakeRepo) Update(_ context.Context, s domain.Session) error {
 	return nil
 }
 
+func (r *fakeRepo) LatestOfOwner(_ context.Context, tenant, workarea, principalID string, limit int) ([]domain.Session, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []domain.Session
+	for _, s := range r.sessions {
+		if s.TenantID == tenant && s.WorkareaID == workarea && s.Owner.PrincipalID == principalID {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b domain.Session) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
+	return out[:min(limit, len(out))], nil
+}
+
 func (r *fakeRepo) List(_ context.Context, q ListQuery) ([]domain.Session, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -76,6 +76,9 @@ type Repository interface {
 	ByOwnerNameForUpdate(ctx context.Context, tenant, workarea, principal, name string) (domain.Session, error)
 	Update(ctx context.Context, s domain.Session) error
 	List(ctx context.Context, q ListQuery) ([]domain.Session, error)
+	// LatestOfOwner lists a principal's sessions in one workarea, most
+	// recently active first.
+	LatestOfOwner(ctx context.Context, tenant, workarea, principalID string, limit int) ([]domain.Session, error)
 
 	SetActive(ctx context.Context, tenant, key, workarea, session string, at time.Time) error
 	ActiveOf(ctx context.Context, tenant, key string) ([]Active, error)

@@ -108,6 +108,22 @@ func (r *Repository) List(ctx context.Context, q app.ListQuery) ([]domain.Sessio
 	return out, nil
 }
 
+// LatestOfOwner lists a principal's sessions in one workarea, most
+// recently active first.
+func (r *Repository) LatestOfOwner(ctx context.Context, tenant, workarea, principalID string, limit int) ([]domain.Session, error) {
+	rows, err := r.q.SessionsLatestOfOwner(ctx, r.conn(ctx), dbsqlc.SessionsLatestOfOwnerParams{
+		TenantID: tenant, WorkareaID: workarea, OwnerPrincipalID: principalID, MaxRows: int32(limit),
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]domain.Session, len(rows))
+	for i, row := range rows {
+		out[i] = sessionFromRow(row)
+	}
+	return out, nil
+}
+
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}

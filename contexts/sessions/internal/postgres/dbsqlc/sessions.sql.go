@@ -182,6 +182,63 @@ func (q *Queries) SessionUpdate(ctx context.Context, db DBTX, arg SessionUpdateP
 	return err
 }
 
+const sessionsLatestOfOwner = `-- name: SessionsLatestOfOwner :many
+SELECT tenant_id, id, workarea_id, workarea_id_path, name, owner_principal_id, owner_principal, owner_key_id, status, handoff_note, adopted_from, forked_from, started_at, updated_at, ended_at, ended_by_key_id FROM sessions.sessions
+WHERE tenant_id = $1 AND workarea_id = $2 AND owner_principal_id = $3
+ORDER BY updated_at DESC, id DESC
+LIMIT $4
+`
+
+type SessionsLatestOfOwnerParams struct {
+	TenantID         string
+	WorkareaID       string
+	OwnerPrincipalID string
+	MaxRows          int32
+}
+
+// A principal's sessions in one workarea, most recently active first.
+func (q *Queries) SessionsLatestOfOwner(ctx context.Context, db DBTX, arg SessionsLatestOfOwnerParams) ([]SessionsSession, error) {
+	rows, err := db.Query(ctx, sessionsLatestOfOwner,
+		arg.TenantID,
+		arg.WorkareaID,
+		arg.OwnerPrincipalID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SessionsSession
+	for rows.Next() {
+		var i SessionsSession
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.ID,
+			&i.WorkareaID,
+			&i.WorkareaIDPath,
+			&i.Name,
+			&i.OwnerPrincipalID,
+			&i.OwnerPrincipal,
+			&i.OwnerKeyID,
+			&i.Status,
+			&i.HandoffNote,
+			&i.AdoptedFrom,
+			&i.ForkedFrom,
+			&i.StartedAt,
+			&i.UpdatedAt,
+			&i.EndedAt,
+			&i.EndedByKeyID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const sessionsList = `-- name: SessionsList :many
 SELECT tenant_id, id, workarea_id, workarea_id_path, name, owner_principal_id, owner_principal, owner_key_id, status, handoff_note, adopted_from, forked_from, started_at, updated_at, ended_at, ended_by_key_id FROM sessions.sessions s
 WHERE s.tenant_id = $1
