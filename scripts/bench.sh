@@ -54,6 +54,12 @@ echo "\`RECALL_SIZES=${RECALL_SIZES:-10000,100000} go test -run '^\$' -bench Rec
 RECALL_SIZES=${RECALL_SIZES:-10000,100000} go test -run '^$' -bench Recall -benchtime 1x -timeout 2h ./contexts/retrieval | tee var/bench/recall.txt | awk '/^[|]/ || /^Median/ { print; t = 1; next } t && /^$/ { print; t = 0 }'
 
 echo
+echo "## Coordination: inbox_wait woken across replicas; feed_read beside oml_workarea_info"
+echo
+echo "\`go test -run '^\$' -bench Coordination -benchtime 1x ./e2e\`"
+go test -run '^$' -bench Coordination -benchtime 1x -timeout 30m ./e2e | tee var/bench/coordination.txt | awk '/^[|]/ { print; t = 1; next } t && /^$/ { print; t = 0 }'
+
+echo
 echo "## Attachment upload throughput and server memory"
 echo
 echo "\`go test -run '^\$' -bench UploadThroughput -benchtime 1x ./e2e\` (${UPLOAD_BENCH_BYTES:-1073741824} bytes)"
