@@ -18,6 +18,7 @@ import (
 	"github.com/omlhub/oml/contexts/inbox/internal/httpapi"
 	"github.com/omlhub/oml/contexts/inbox/internal/mcptools"
 	"github.com/omlhub/oml/contexts/inbox/internal/postgres"
+	"github.com/omlhub/oml/contexts/inbox/internal/wire"
 	"github.com/omlhub/oml/platform/idempotency"
 	"github.com/omlhub/oml/platform/journal"
 	"github.com/omlhub/oml/platform/pg"
@@ -56,7 +57,8 @@ type Module struct {
 
 // New assembles the context.
 func New(d Deps) *Module {
-	svc := &app.Service{Access: d.Access, Journal: d.Journal, Repo: postgres.New(d.DB), Tx: d.DB, Limits: d.Limits, Now: d.Now,
+	repo := postgres.New(d.DB)
+	svc := &app.Service{Access: d.Access, Journal: d.Journal, Repo: repo, Notices: repo, Tx: d.DB, Limits: d.Limits, Now: d.Now,
 		Wakes: pgWakes{db: d.DB, listener: d.Listener}}
 	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency), idem: d.Idempotency}
 }
@@ -92,4 +94,22 @@ func (w pgWakes) Subscribe() (<-chan string, func()) {
 		return nil, func() {}
 	}
 	return w.listener.Subscribe(WakeChannel)
+}
+
+// Trailer is the notifications trailer (seed 002, "Notifications on tool
+// results"): what is pending for the caller, under notifications, on every
+// successful tool result; reading it delivers it.
+func (m *Module) Trailer() (*transport.Trailer, error) {
+	tr, err := transport.NewTrailer("notifications", func(ctx context.Context) (wire.Notifications, bool, error) {
+		ps, err := m.svc.Drain(ctx)
+		if err != nil || len(ps) == 0 {
+			return wire.Notifications{}, false, err
+		}
+		return wire.ToNotifications(ps), true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	tr.Schema.Description = "present only when something is pending for you; each item is delivered once"
+	return tr, nil
 }

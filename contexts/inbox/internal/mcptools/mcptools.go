@@ -31,4 +31,5 @@ func Register(t *transport.Tools, svc *app.Service, idem idempotency.Doer) {
 		return wire.ToTailOut(p), nil
 	})
 	registerInbox(t, svc, idem)
+	registerNotify(t, svc)
 }
