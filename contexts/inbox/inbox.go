@@ -4,8 +4,9 @@
 // signal_append, durable cursors), questions, answers and approvals with
 // deadlines (question_post, answer_post, inbox_read, the human's HTTP
 // inbox), all views of or appends to the per-tenant journal, never a
-// second log. It reaches the access context only through the ports in
-// internal/app.
+// second log, and the notifications trailer with its subscriptions
+// (notify_*), delivered once per principal. It reaches the access context
+// only through the ports in internal/app.
 package inbox
 
 import (

@@ -1,4 +1,5 @@
-// Package app holds the inbox context's use cases: today the events tail.
+// Package app holds the inbox context's use cases: the events tail, the
+// feed and inbox, and notifications.
 // It reaches the journal and the access context only through the ports
 // declared here.
 package app
