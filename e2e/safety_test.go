@@ -111,7 +111,7 @@ func TestSafetyEveryToolSurvivesRefusedArguments(t *testing.T) {
 				}
 			}
 			for set, args := range sets {
-				if _, ok := args["wait_seconds"]; !ok && tool.Name == "inbox_wait" {
+				if _, ok := args["wait_seconds"]; !ok && (tool.Name == "inbox_wait" || tool.Name == "notify_wait") {
 					args["wait_seconds"] = 0 // a valid wait would sit out its 30 s
 				}
 				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool.Name, Arguments: args})
@@ -215,6 +215,9 @@ func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
 	pre := toolJSON[struct {
 		SessionID string `json:"session_id"`
 	}](t, cs, "session_start", map[string]any{"workarea": tm.crew.ID, "name": "to-end"})
+	sub := toolJSON[struct {
+		SubscriptionID string `json:"subscription_id"`
+	}](t, cs, "notify_subscribe", map[string]any{"kinds": []string{"answer"}})
 	calls := map[string]map[string]any{
 		"session_start":      {"workarea": tm.crew.ID, "name": "schema-check"},
 		"session_end":        {"session_id": pre.SessionID, "handoff_note": "done"},
@@ -237,6 +240,10 @@ func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
 		"inbox_read":         {"workarea": tm.crew.ID},
 		"inbox_wait":         {"workarea": tm.crew.ID, "wait_seconds": 0},
 		"feed_read":          {"workarea": tm.crew.ID},
+		"notify_subscribe":   {"kinds": []string{"signal", "approval"}, "workarea": tm.crew.ID, "drop_own": true},
+		"notify_unsubscribe": {"subscription_id": sub.SubscriptionID},
+		"notify_list":        {},
+		"notify_wait":        {"wait_seconds": 0},
 	}
 	for _, tool := range list.Tools {
 		args, ok := calls[tool.Name]

@@ -89,6 +89,10 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 	listener := pg.NewListener(db, log, inbox.WakeChannel)
 	inb := inbox.New(inbox.Deps{DB: db, Journal: j, Idempotency: idem, Access: inboxAccess{acc}, Listener: listener, Sessions: briefSessions{ses},
 		Limits: inbox.Limits{EventsPerWorkarea: cfg.EventsPerWorkarea, OpenMax: cfg.InboxOpenMax}})
+	trailer, err := inb.Trailer()
+	if err != nil {
+		return nil, fmt.Errorf("notifications trailer: %w", err)
+	}
 	h := transport.New(transport.Options{
 		Logger:         log,
 		Authenticator:  acc,
@@ -97,6 +101,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		AllowedOrigins: cfg.AllowedOrigins,
 		Name:           "oml",
 		Ready:          readiness(db, runner),
+		Trailer:        trailer,
 	}, acc, adm, lin, ret, att, inb,
 		ses)
 	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, listener: listener, handler: h}, nil

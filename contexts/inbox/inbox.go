@@ -4,8 +4,9 @@
 // signal_append, durable cursors), questions, answers and approvals with
 // deadlines (question_post, answer_post, inbox_read, the human's HTTP
 // inbox), all views of or appends to the per-tenant journal, never a
-// second log. It reaches the access context only through the ports in
-// internal/app.
+// second log, and the notifications trailer with its subscriptions
+// (notify_*), delivered once per principal. It reaches the access context
+// only through the ports in internal/app.
 package inbox
 
 import (
@@ -18,6 +19,7 @@ import (
 	"github.com/omlhub/oml/contexts/inbox/internal/httpapi"
 	"github.com/omlhub/oml/contexts/inbox/internal/mcptools"
 	"github.com/omlhub/oml/contexts/inbox/internal/postgres"
+	"github.com/omlhub/oml/contexts/inbox/internal/wire"
 	"github.com/omlhub/oml/platform/idempotency"
 	"github.com/omlhub/oml/platform/journal"
 	"github.com/omlhub/oml/platform/pg"
@@ -62,7 +64,8 @@ type Module struct {
 
 // New assembles the context.
 func New(d Deps) *Module {
-	svc := &app.Service{Access: d.Access, Journal: d.Journal, Repo: postgres.New(d.DB), Tx: d.DB, Limits: d.Limits, Now: d.Now,
+	repo := postgres.New(d.DB)
+	svc := &app.Service{Access: d.Access, Journal: d.Journal, Repo: repo, Notices: repo, Tx: d.DB, Limits: d.Limits, Now: d.Now,
 		Wakes: pgWakes{db: d.DB, listener: d.Listener}, Sessions: d.Sessions}
 	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency), idem: d.Idempotency}
 }
@@ -98,4 +101,22 @@ func (w pgWakes) Subscribe() (<-chan string, func()) {
 		return nil, func() {}
 	}
 	return w.listener.Subscribe(WakeChannel)
+}
+
+// Trailer is the notifications trailer (seed 002, "Notifications on tool
+// results"): what is pending for the caller, under notifications, on every
+// successful tool result; reading it delivers it.
+func (m *Module) Trailer() (*transport.Trailer, error) {
+	tr, err := transport.NewTrailer("notifications", func(ctx context.Context) (wire.Notifications, bool, error) {
+		ps, err := m.svc.Drain(ctx)
+		if err != nil || len(ps) == 0 {
+			return wire.Notifications{}, false, err
+		}
+		return wire.ToNotifications(ps), true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	tr.Schema.Description = "present only when something is pending for you; each item is delivered once"
+	return tr, nil
 }

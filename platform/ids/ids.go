@@ -29,6 +29,7 @@ const (
 	Serve        Prefix = "srv"
 	Ban          Prefix = "ban"
 	Request      Prefix = "req"
+	Subscription Prefix = "sub"
 )
 
 // New returns a fresh identifier of the given kind. Its 80 random bits come

@@ -27,9 +27,10 @@ const instructions = "OML is a governed shared memory. What you write is held un
 
 // Tools is the MCP tool catalog.
 type Tools struct {
-	server *mcp.Server
-	names  map[string]bool
-	log    *slog.Logger
+	server  *mcp.Server
+	names   map[string]bool
+	log     *slog.Logger
+	trailer *Trailer
 }
 
 // ToolSpec describes a tool.
@@ -41,7 +42,7 @@ type ToolSpec struct {
 	Idempotent  bool
 }
 
-func newTools(name string, log *slog.Logger) *Tools {
+func newTools(name string, log *slog.Logger, trailer *Trailer) *Tools {
 	t := &Tools{
 		server: mcp.NewServer(&mcp.Implementation{Name: name, Title: "OML", Version: buildinfo.Read().Version},
 			&mcp.ServerOptions{
@@ -51,8 +52,9 @@ func newTools(name string, log *slog.Logger) *Tools {
 				// notification can reach a client without a session.
 				Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 			}),
-		names: map[string]bool{},
-		log:   log,
+		names:   map[string]bool{},
+		log:     log,
+		trailer: trailer,
 	}
 	// recoverPanics comes first, so it is outermost and covers every method,
 	// tools/call and the other middleware included.
@@ -131,6 +133,7 @@ func Add[In, Out any](t *Tools, spec ToolSpec, fn func(ctx context.Context, in I
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: %v", spec.Name, err))
 	}
+	trailed := t.trailer.admit(outSchema.AnyOf[0])
 	required := inSchema.Required
 	fill := holdsSlice(reflect.TypeFor[Out](), map[reflect.Type]bool{})
 	tool := &mcp.Tool{
@@ -169,10 +172,13 @@ func Add[In, Out any](t *Tools, spec ToolSpec, fn func(ctx context.Context, in I
 		if err != nil {
 			return t.errorResult(ctx, spec.Name, fmt.Errorf("encode %s result: %w", spec.Name, err)), nil
 		}
-		return &mcp.CallToolResult{
-			StructuredContent: json.RawMessage(body),
-			Content:           []mcp.Content{&mcp.TextContent{Text: string(body)}},
-		}, nil
+		res := &mcp.CallToolResult{}
+		if trailed {
+			body = t.applyTrailer(ctx, spec.Name, res, body)
+		}
+		res.StructuredContent = json.RawMessage(body)
+		res.Content = []mcp.Content{&mcp.TextContent{Text: string(body)}}
+		return res, nil
 	})
 	t.names[spec.Name] = true
 }

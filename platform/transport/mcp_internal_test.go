@@ -14,7 +14,7 @@ import (
 // masked.
 func TestRecoverPanicsOutsideToolCalls(t *testing.T) {
 	t.Parallel()
-	tools := newTools("oml", slog.New(slog.DiscardHandler))
+	tools := newTools("oml", slog.New(slog.DiscardHandler), nil)
 	h := tools.recoverPanics(func(context.Context, string, mcp.Request) (mcp.Result, error) {
 		panic("secret detail")
 	})

@@ -47,6 +47,9 @@ type Options struct {
 	// Ready reports whether the server can take traffic (/readyz).
 	Ready func(ctx context.Context) error
 	Name  string
+	// Trailer, when set, adds a member to every successful tool result
+	// (see [Trailer]).
+	Trailer *Trailer
 }
 
 // GuidePath is where the agent guide is served (whoami reports it).
@@ -58,7 +61,7 @@ func New(opts Options, modules ...Module) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	tools := newTools(opts.Name, log)
+	tools := newTools(opts.Name, log, opts.Trailer)
 	for _, m := range modules {
 		m.Tools(tools)
 	}

@@ -1,4 +1,5 @@
-// Package app holds the inbox context's use cases: today the events tail.
+// Package app holds the inbox context's use cases: the events tail, the
+// feed and inbox, and notifications.
 // It reaches the journal and the access context only through the ports
 // declared here.
 package app
@@ -99,4 +100,29 @@ type Transactor interface {
 type Limits struct {
 	EventsPerWorkarea int64 // OML_EVENTS_PER_WORKAREA
 	OpenMax           int   // OML_INBOX_OPEN_MAX
+}
+
+// Notices stores what the notification trailer has shown each principal:
+// its attention cursor and its subscriptions. Every method runs in the
+// caller's unit of work.
+type Notices interface {
+	// Probe reports, in one read, whether the principal has a resolved
+	// item of its own above its attention cursor and whether it has any
+	// subscription.
+	Probe(ctx context.Context, tenant, principalID string) (attention, subscribed bool, err error)
+	// AttentionLock returns the attention cursor (0 when never set),
+	// locked for the rest of the unit of work.
+	AttentionLock(ctx context.Context, tenant, principalID string, now time.Time) (int64, error)
+	AttentionSet(ctx context.Context, tenant, principalID string, seq int64, now time.Time) error
+	// ResolvedFor lists the principal's resolved items after seq, in
+	// cursor order.
+	ResolvedFor(ctx context.Context, tenant, principalID string, after int64, limit int) ([]domain.Item, error)
+	SubscriptionInsert(ctx context.Context, s domain.Subscription) error
+	// SubscriptionDelete removes the principal's own subscription; false
+	// when there is none by that id.
+	SubscriptionDelete(ctx context.Context, tenant, principalID, id string) (bool, error)
+	// Subscriptions lists the principal's subscriptions; lock holds their
+	// cursors for the rest of the unit of work.
+	Subscriptions(ctx context.Context, tenant, principalID string, lock bool) ([]domain.Subscription, error)
+	SubscriptionCursorSet(ctx context.Context, tenant, id string, seq int64) error
 }

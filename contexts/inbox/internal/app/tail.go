@@ -18,6 +18,7 @@ type Service struct {
 	Access   Access
 	Journal  Journal
 	Repo     Repository
+	Notices  Notices
 	Tx       Transactor
 	Limits   Limits
 	Wakes    Wakes

@@ -32,4 +32,5 @@ func Register(t *transport.Tools, svc *app.Service, idem idempotency.Doer) {
 	})
 	registerInbox(t, svc, idem)
 	registerBrief(t, svc)
+	registerNotify(t, svc)
 }

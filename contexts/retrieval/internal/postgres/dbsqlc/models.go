@@ -197,6 +197,13 @@ type AttachmentsTenantLimit struct {
 	UpdatedAt      time.Time
 }
 
+type InboxAttentionCursor struct {
+	TenantID    string
+	PrincipalID string
+	Seq         int64
+	UpdatedAt   time.Time
+}
+
 type InboxFeedCursor struct {
 	TenantID    string
 	PrincipalID string
@@ -226,6 +233,19 @@ type InboxItem struct {
 	Expired          bool
 	AnswerEventID    *string
 	Seq              int64
+}
+
+type InboxSubscription struct {
+	TenantID       string
+	ID             string
+	PrincipalID    string
+	Kinds          []string
+	WorkareaID     *string
+	WorkareaIDPath *string
+	Actor          *string
+	DropOwn        bool
+	Seq            int64
+	CreatedAt      time.Time
 }
 
 type InboxWorkareaEvent struct {
