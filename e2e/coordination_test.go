@@ -12,7 +12,8 @@ import (
 
 // Issue 12's scenario on two replicas sharing one database: agent A
 // briefs, starts a session, asks with a deadline and waits on replica 1;
-// the human answers on replica 2 and A wakes at once; A ends with a
+// the human answers on replica 2 and A wakes at once, the answer riding
+// once in its notification trailer; A ends with a
 // handoff note that agent B receives when it adopts the session; B's feed
 // resumes from its stored cursor after both replicas restart; an approval
 // with a 60-second deadline resolves itself as the hub exactly once with
@@ -53,8 +54,16 @@ func TestCoordinationAcrossReplicas(t *testing.T) {
 		if lag := time.Since(answeredAt); lag > time.Second || !strings.Contains(got, "Accra") {
 			t.Fatalf("A woke after %v with %s", lag, got)
 		}
+		// The answer rides once in the trailer of A's next successful
+		// result (the wait's own), and the call after carries nothing.
+		if !strings.Contains(got, `"source":"attention"`) {
+			t.Fatalf("the woken wait carries no attention item: %s", got)
+		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("A did not wake")
+	}
+	if n := trailer(t, agentA, "whoami", map[string]any{}); n != nil {
+		t.Fatalf("the answer was delivered twice: %+v", n)
 	}
 
 	note := "Accra chosen; next: draft the order in /fs/order.md"

@@ -54,6 +54,12 @@ echo "\`RECALL_SIZES=${RECALL_SIZES:-10000,100000} go test -run '^\$' -bench Rec
 RECALL_SIZES=${RECALL_SIZES:-10000,100000} go test -run '^$' -bench Recall -benchtime 1x -timeout 2h ./contexts/retrieval | tee var/bench/recall.txt | awk '/^[|]/ || /^Median/ { print; t = 1; next } t && /^$/ { print; t = 0 }'
 
 echo
+echo "## The notification trailer on a call with nothing pending"
+echo
+echo "\`go test -run '^\$' -bench Trailer -benchtime 3000x -count $COUNT ./cmd/oml-server\`"
+go test -run '^$' -bench Trailer -benchtime 3000x -count "$COUNT" ./cmd/oml-server | tee var/bench/trailer.txt | awk -f scripts/benchtable.awk
+
+echo
 echo "## Coordination: inbox_wait woken across replicas; feed_read beside oml_workarea_info"
 echo
 echo "\`go test -run '^\$' -bench Coordination -benchtime 1x ./e2e\`"

@@ -196,7 +196,10 @@ func BenchmarkWorkareaInfo(b *testing.B) {
 
 // load runs the load generator for b.N operations and reports its numbers.
 func (e *benchEnv) load(b *testing.B, spec loadSpec) {
-	spec.N, spec.URL, spec.Key, spec.ReviewerKey, spec.Workarea = b.N, e.srv.URL, e.key, e.reviewerKey, e.workarea
+	spec.N, spec.Key, spec.ReviewerKey, spec.Workarea = b.N, e.key, e.reviewerKey, e.workarea
+	if spec.URL == "" {
+		spec.URL = e.srv.URL
+	}
 	raw, err := json.Marshal(spec)
 	if err != nil {
 		b.Fatal(err)

@@ -39,6 +39,9 @@ type app struct {
 	// listener wakes waits across replicas; serve runs it.
 	listener *pg.Listener
 	handler  http.Handler
+	// surface and modules made handler; benchmarks make variants of it.
+	surface transport.Options
+	modules []transport.Module
 }
 
 // keys is the deployment's key material.
@@ -93,7 +96,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 	if err != nil {
 		return nil, fmt.Errorf("notifications trailer: %w", err)
 	}
-	h := transport.New(transport.Options{
+	opts := transport.Options{
 		Logger:         log,
 		Authenticator:  acc,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
@@ -102,9 +105,10 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		Name:           "oml",
 		Ready:          readiness(db, runner),
 		Trailer:        trailer,
-	}, acc, adm, lin, ret, att, inb,
-		ses)
-	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, listener: listener, handler: h}, nil
+	}
+	modules := []transport.Module{acc, adm, lin, ret, att, inb, ses}
+	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, listener: listener,
+		handler: transport.New(opts, modules...), surface: opts, modules: modules}, nil
 }
 
 // briefSessions adapts the sessions context to the inbox's Sessions port

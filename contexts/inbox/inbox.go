@@ -11,6 +11,7 @@ package inbox
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -20,6 +21,7 @@ import (
 	"github.com/omlhub/oml/contexts/inbox/internal/mcptools"
 	"github.com/omlhub/oml/contexts/inbox/internal/postgres"
 	"github.com/omlhub/oml/contexts/inbox/internal/wire"
+	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/idempotency"
 	"github.com/omlhub/oml/platform/journal"
 	"github.com/omlhub/oml/platform/pg"
@@ -57,17 +59,23 @@ type Deps struct {
 
 // Module is the inbox context.
 type Module struct {
-	svc  *app.Service
-	http *httpapi.Handlers
-	idem *idempotency.Store
+	svc   *app.Service
+	http  *httpapi.Handlers
+	idem  *idempotency.Store
+	quiet *quiet
 }
 
 // New assembles the context.
 func New(d Deps) *Module {
 	repo := postgres.New(d.DB)
+	var remote <-chan string // wake-ups of other replicas' inbox writes
+	if d.Listener != nil {
+		remote, _ = d.Listener.Subscribe(WakeChannel) // for the process's life
+	}
+	q := newQuiet(remote)
 	svc := &app.Service{Access: d.Access, Journal: d.Journal, Repo: repo, Notices: repo, Tx: d.DB, Limits: d.Limits, Now: d.Now,
-		Wakes: pgWakes{db: d.DB, listener: d.Listener}, Sessions: d.Sessions}
-	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency), idem: d.Idempotency}
+		Wakes: pgWakes{db: d.DB, listener: d.Listener, quiet: q}, Sessions: d.Sessions}
+	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency), idem: d.Idempotency, quiet: q}
 }
 
 // Routes registers the HTTP routes (under /v1).
@@ -90,9 +98,13 @@ const WakeChannel = "oml_inbox"
 type pgWakes struct {
 	db       *pg.DB
 	listener *pg.Listener
+	quiet    *quiet
 }
 
 func (w pgWakes) Notify(ctx context.Context, tenant string) error {
+	if w.quiet != nil {
+		pg.AfterCommit(ctx, w.quiet.forget)
+	}
 	return w.db.Notify(ctx, WakeChannel, tenant)
 }
 
@@ -108,7 +120,16 @@ func (w pgWakes) Subscribe() (<-chan string, func()) {
 // successful tool result; reading it delivers it.
 func (m *Module) Trailer() (*transport.Trailer, error) {
 	tr, err := transport.NewTrailer("notifications", func(ctx context.Context) (wire.Notifications, bool, error) {
-		ps, err := m.svc.Drain(ctx)
+		c, _ := auth.From(ctx)
+		key := c.TenantID + "/" + c.PrincipalID
+		epoch, quiet := m.quiet.is(key)
+		if quiet {
+			return wire.Notifications{}, false, nil
+		}
+		ps, isQuiet, err := m.svc.DrainQuiet(ctx)
+		if isQuiet {
+			m.quiet.remember(key, epoch)
+		}
 		if err != nil || len(ps) == 0 {
 			return wire.Notifications{}, false, err
 		}
@@ -119,4 +140,63 @@ func (m *Module) Trailer() (*transport.Trailer, error) {
 	}
 	tr.Schema.Description = "present only when something is pending for you; each item is delivered once"
 	return tr, nil
+}
+
+// QuietFor bounds how long a principal is remembered quiet without a
+// wake-up: what a lost notification (a listener reconnecting) can delay.
+const QuietFor = 2 * time.Second
+
+// quiet remembers principals with nothing to notify — no attention item,
+// no subscription — so a tool call for them costs no query. Only an inbox
+// write ends that, and any inbox write forgets every principal: on this
+// replica when it commits (pg.AfterCommit), on the others when its NOTIFY
+// arrives; QuietFor bounds the rest.
+type quiet struct {
+	mu    sync.Mutex
+	epoch uint64
+	seen  map[string]quietMark
+	wake  <-chan string
+}
+
+type quietMark struct {
+	epoch uint64
+	at    time.Time
+}
+
+func newQuiet(wake <-chan string) *quiet { return &quiet{seen: map[string]quietMark{}, wake: wake} }
+
+// forget ends every remembered quiet (an inbox write committed).
+func (q *quiet) forget() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.epoch++
+	clear(q.seen)
+}
+
+// is reports whether key is remembered quiet now, and the epoch to pass
+// to remember after a probe.
+func (q *quiet) is(key string) (uint64, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for woke := true; woke; {
+		select {
+		case <-q.wake: // a write on another replica
+			q.epoch++
+			clear(q.seen)
+		default:
+			woke = false
+		}
+	}
+	m, ok := q.seen[key]
+	return q.epoch, ok && m.epoch == q.epoch && time.Since(m.at) < QuietFor
+}
+
+// remember marks key quiet, unless an inbox write committed since the
+// probe began (its epoch moved on).
+func (q *quiet) remember(key string, epoch uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if epoch == q.epoch {
+		q.seen[key] = quietMark{epoch: epoch, at: time.Now()}
+	}
 }

@@ -140,12 +140,15 @@ func (db *DB) runTx(ctx context.Context, opts pgx.TxOptions, fn func(ctx context
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	// Each attempt reads the caller's memoized state (its grants) anew,
 	// inside its own transaction.
-	if err := fn(context.WithValue(auth.FreshMemo(ctx), txKey{}, tx)); err != nil {
+	hooks := &afterCommit{}
+	txCtx := context.WithValue(context.WithValue(auth.FreshMemo(ctx), txKey{}, tx), afterCommitKey{}, hooks)
+	if err := fn(txCtx); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	hooks.run()
 	return nil
 }
 
@@ -168,4 +171,26 @@ func IsNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
 func IsCode(err error, code string) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == code
+}
+
+// afterCommit holds what runs once a unit of work has committed.
+type afterCommit struct{ fns []func() }
+
+type afterCommitKey struct{}
+
+func (a *afterCommit) run() {
+	for _, fn := range a.fns {
+		fn()
+	}
+}
+
+// AfterCommit runs fn once the unit of work carried by ctx commits (never
+// when it rolls back); without one it runs fn at once. In-process caches
+// use it to forget what a write changes exactly when the write is seen.
+func AfterCommit(ctx context.Context, fn func()) {
+	if a, ok := ctx.Value(afterCommitKey{}).(*afterCommit); ok {
+		a.fns = append(a.fns, fn)
+		return
+	}
+	fn()
 }

@@ -53,3 +53,35 @@ func TestInTxRollsBackOnPanicAndError(t *testing.T) {
 		t.Fatalf("rows after rolled-back units of work: %d (%v)", rows, err)
 	}
 }
+
+// AfterCommit runs once the unit of work commits, never after a rollback.
+func TestAfterCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := pg.Open(ctx, pgtest.NewURL(t), pg.Options{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ran := 0
+	if err := db.InTx(ctx, func(ctx context.Context) error {
+		pg.AfterCommit(ctx, func() { ran++ })
+		if ran != 0 {
+			t.Fatal("ran before the commit")
+		}
+		return nil
+	}); err != nil || ran != 1 {
+		t.Fatalf("after a commit: ran %d, %v", ran, err)
+	}
+	_ = db.InTx(ctx, func(ctx context.Context) error {
+		pg.AfterCommit(ctx, func() { ran++ })
+		return errors.New("rolled back")
+	})
+	if ran != 1 {
+		t.Fatalf("ran after a rollback: %d", ran)
+	}
+	pg.AfterCommit(ctx, func() { ran++ })
+	if ran != 2 {
+		t.Fatal("without a unit of work it did not run at once")
+	}
+}

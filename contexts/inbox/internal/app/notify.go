@@ -52,7 +52,14 @@ func (s *Service) Subscribe(ctx context.Context, cmd SubscribeCmd) (domain.Subsc
 			return err
 		}
 		sub.Seq = head
-		return s.Notices.SubscriptionInsert(ctx, sub)
+		if err := s.Notices.SubscriptionInsert(ctx, sub); err != nil {
+			return err
+		}
+		// A subscriber is no longer quiet: every replica forgets it.
+		if s.Wakes != nil {
+			return s.Wakes.Notify(ctx, c.TenantID)
+		}
+		return nil
 	})
 	if err != nil {
 		return domain.Subscription{}, fmt.Errorf("subscribe: %w", err)
@@ -100,14 +107,23 @@ func (s *Service) Subscriptions(ctx context.Context) ([]domain.Subscription, err
 // pending it costs one read and writes nothing; a caller that is no
 // content key (an operator, none at all) gets nothing.
 func (s *Service) Drain(ctx context.Context) ([]domain.Pending, error) {
+	ps, _, err := s.DrainQuiet(ctx)
+	return ps, err
+}
+
+// DrainQuiet is Drain that also reports whether the caller is quiet:
+// nothing pending for its attention and no subscription. Only an inbox
+// write can end that (a resolution of its items, a subscription it
+// makes), so a caller may be remembered quiet until the next such write.
+func (s *Service) DrainQuiet(ctx context.Context) ([]domain.Pending, bool, error) {
 	c, ok := auth.From(ctx)
 	if !ok || c.Role == "operator" || s.Notices == nil {
-		return nil, nil
+		return nil, false, nil
 	}
 	principal := principalOf(c)
 	attention, subscribed, err := s.Notices.Probe(ctx, c.TenantID, principal)
 	if err != nil || (!attention && !subscribed) {
-		return nil, err
+		return nil, err == nil, err
 	}
 	var out []domain.Pending
 	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
@@ -123,9 +139,9 @@ func (s *Service) Drain(ctx context.Context) ([]domain.Pending, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("drain notifications: %w", err)
+		return nil, false, fmt.Errorf("drain notifications: %w", err)
 	}
-	return out, nil
+	return out, false, nil
 }
 
 func (s *Service) drainAttention(ctx context.Context, tenant, principal string) ([]domain.Pending, error) {
