@@ -3,6 +3,8 @@ package e2e
 import (
 	"strings"
 	"testing"
+
+	"github.com/omlhub/oml/platform/ids"
 )
 
 type inboxItem struct {
@@ -190,5 +192,35 @@ func TestInboxCLI(t *testing.T) {
 	}
 	if out := s.mustOML(t, tm.writer.Token, "inbox", "--workarea", tm.crew.ID, "--status", "resolved"); !strings.Contains(out, "2 items") {
 		t.Fatalf("the asker's resolved items:\n%s", out)
+	}
+}
+
+// Another tenant's inbox items answer as missing ones, to every verb.
+func TestInboxForeignTenant(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	q := toolJSON[struct {
+		QuestionID string `json:"question_id"`
+	}](t, s.mcpSession(t, tm.writer.Token, "2025-11-25"), "question_post", map[string]any{"workarea": tm.crew.ID, "body": "Ours?"})
+	foreign := s.bootstrapTenant(t, "globex")
+	missing := s.do(t, "POST", "/v1/inbox/"+ids.New(ids.Event)+"/answer", foreign, map[string]any{"body": "x"})
+	for name, r := range map[string]reply{
+		"answer": s.do(t, "POST", "/v1/inbox/"+q.QuestionID+"/answer", foreign, map[string]any{"body": "theirs"}),
+		"decide": s.do(t, "POST", "/v1/inbox/"+q.QuestionID+"/decide", foreign, map[string]any{"decision": "approved"}),
+	} {
+		if r.Status != 404 || r.code() != "access.not_found" {
+			t.Errorf("%s another tenant's item: %d %s", name, r.Status, r.Body)
+		}
+	}
+	if missing.Status != 404 || missing.code() != "access.not_found" {
+		t.Errorf("an unknown item: %d %s", missing.Status, missing.Body)
+	}
+	list := decode[inboxPage](t, s.do(t, "GET", "/v1/inbox", foreign, nil), 200)
+	if len(list.Items) != 0 {
+		t.Fatalf("another tenant's inbox lists ours: %+v", list)
+	}
+	if n := s.count(t, `SELECT count(*) FROM inbox.items WHERE id = $1 AND status = 'open'`, q.QuestionID); n != 1 {
+		t.Fatal("a foreign call changed the item")
 	}
 }

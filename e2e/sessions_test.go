@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -220,5 +221,47 @@ func TestSessionAdminEndReassignAndTenancy(t *testing.T) {
 	}
 	if r := s.do(t, "GET", "/v1/sessions", s.issueKey(t, "op", "operator").Token, nil); r.Status != 403 || r.code() != "access.verb_ceiling" {
 		t.Fatalf("an operator lists sessions: %d %s", r.Status, r.Body)
+	}
+}
+
+// The human prunes an ended session: the name stays taken and nobody
+// picks the session up; refusals write nothing.
+func TestSessionPrune(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	agent := s.mcpSession(t, tm.writer.Token, "2025-11-25")
+	start := func(name string) string {
+		return toolJSON[struct {
+			SessionID string `json:"session_id"`
+		}](t, agent, "session_start", map[string]any{"workarea": tm.crew.ID, "name": name}).SessionID
+	}
+	running := start("still-running")
+	old := start("old-run")
+	toolJSON[map[string]any](t, agent, "session_end", map[string]any{"session_id": old, "handoff_note": "done"})
+	prune := func(key, id string) reply { return s.do(t, "POST", "/v1/sessions/"+id+"/prune", key, nil) }
+
+	if r := prune(tm.writer.Token, old); r.Status != 403 || r.code() != "access.denied" {
+		t.Fatalf("a writer prunes: %d %s", r.Status, r.Body)
+	}
+	if r := prune(s.AdminKey, running); r.Status != 409 || r.code() != "session.conflict" {
+		t.Fatalf("pruning a running session: %d %s", r.Status, r.Body)
+	}
+	if r := prune(s.AdminKey, old); r.Status != 200 || !strings.Contains(string(r.Body), `"pruned"`) {
+		t.Fatalf("the admin prunes: %d %s", r.Status, r.Body)
+	}
+	head := s.count(t, `SELECT coalesce(max(seq), 0) FROM platform.journal_events WHERE tenant_id = $1`, s.TenantID)
+	if code, _ := toolError(t, agent, "session_start", map[string]any{"workarea": tm.crew.ID, "name": "old-run"}); code != "session.conflict" {
+		t.Fatalf("a name a pruned session holds: %s", code)
+	}
+	other := s.mcpSession(t, tm.author2.Token, "2025-11-25")
+	if code, _ := toolError(t, other, "session_start", map[string]any{"workarea": tm.crew.ID, "name": "taking-over", "from": old}); code != "session.conflict" {
+		t.Fatalf("adopting a pruned session: %s", code)
+	}
+	if r := prune(s.AdminKey, old); r.Status != 409 {
+		t.Fatalf("pruning twice: %d %s", r.Status, r.Body)
+	}
+	if n := s.count(t, `SELECT coalesce(max(seq), 0) FROM platform.journal_events WHERE tenant_id = $1`, s.TenantID); n != head {
+		t.Fatalf("refusals wrote %d events", n-head)
 	}
 }

@@ -79,6 +79,7 @@ var public = map[string]bool{
 	"session.adopt":            true,
 	"session.fork":             true,
 	"session.reassign":         true,
+	"session.prune":            true,
 }
 
 // Visible reports whether the caller (its key) sees e in a tail whose

@@ -222,3 +222,37 @@ func (s *Service) Reassign(ctx context.Context, id, toKey string) (domain.Sessio
 	})
 	return out, err
 }
+
+// Prune ends an ended session's retention (an admin of its workarea; seed
+// 002: the brain is retained until the human prunes it): its handoff note
+// goes, the record and its name stay, and nobody may take the name or
+// pick the session up again.
+func (s *Service) Prune(ctx context.Context, id string) (domain.Session, error) {
+	c, err := auth.ContentCaller(ctx, "sessions")
+	if err != nil {
+		return domain.Session{}, err
+	}
+	var out domain.Session
+	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
+		sess, w, err := s.session(ctx, c.TenantID, id)
+		if err != nil {
+			return err
+		}
+		if !w.Admin {
+			return errs.New(errs.Denied, "the human (an admin of a session's workarea) prunes it (seed 002)",
+				"pruning session %s needs admin on its workarea", sess.ID)
+		}
+		if err := sess.Prune(s.now()); err != nil {
+			return err
+		}
+		if err := s.save(ctx, sess); err != nil {
+			return err
+		}
+		if err := s.Repo.ClearActive(ctx, c.TenantID, sess.ID); err != nil {
+			return fmt.Errorf("clear active: %w", err)
+		}
+		out = sess
+		return s.record(ctx, c, "session.prune", sess, map[string]any{})
+	})
+	return out, err
+}

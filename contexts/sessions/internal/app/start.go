@@ -62,6 +62,8 @@ func (s *Service) Start(ctx context.Context, cmd Start) (Started, error) {
 		case found && cmd.From != "" && !domain.Continues(mine, cmd.From):
 			return errs.New(errs.SessionConflict, domain.RuleName,
 				"you already hold a session named %q in this workarea (%s): pick another name to take %s up", cmd.Name, mine.ID, cmd.From)
+		case found && mine.CheckTakeable() != nil:
+			return mine.CheckTakeable()
 		case found:
 			out, err = s.resume(ctx, c, mine)
 		case cmd.From != "":
@@ -129,6 +131,9 @@ func (s *Service) pickup(ctx context.Context, c auth.Caller, w Workarea, me doma
 	}
 	if src.OwnedBy(c.PrincipalID) {
 		return Started{}, errs.Invalid("from: session %s is your own, named %q: resume it by that name", src.ID, src.Name)
+	}
+	if err := src.CheckTakeable(); err != nil {
+		return Started{}, err
 	}
 	note, now := src.HandoffNote, s.now()
 	if src.Pickup() == domain.Adopted {

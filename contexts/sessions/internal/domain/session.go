@@ -20,12 +20,19 @@ type Status string
 const (
 	Running Status = "running"
 	Ended   Status = "ended"
+	// Pruned is an ended session the human pruned: its brain and handoff
+	// note are gone; the record stays and keeps its name, which no new
+	// session may take.
+	Pruned Status = "pruned"
 )
+
+// RulePruned is the rule a pruned session's name and pickup are refused by.
+const RulePruned = "a pruned session keeps its name: no session may take it, and nobody picks the session up (seed 002)"
 
 // ParseStatus accepts "", running or ended.
 func ParseStatus(s string) (Status, error) {
 	switch st := Status(s); st {
-	case "", Running, Ended:
+	case "", Running, Ended, Pruned:
 		return st, nil
 	}
 	return "", errs.Invalid("status: want running or ended, got %q", s)
@@ -164,10 +171,33 @@ func (s *Session) End(byKey, note string, at time.Time) error {
 	if err := CheckNote(note); err != nil {
 		return err
 	}
-	if s.Status == Ended {
-		return errs.New(errs.SessionConflict, RuleEnded, "session %s is already ended", s.ID)
+	if s.Status != Running {
+		return errs.New(errs.SessionConflict, RuleEnded, "session %s is already %s", s.ID, s.Status)
 	}
 	s.Status, s.HandoffNote, s.EndedAt, s.EndedByKeyID, s.UpdatedAt = Ended, note, &at, byKey, at
+	return nil
+}
+
+// Prune ends a session's retention: its handoff note (and, once brains
+// exist, its brain) goes; the record and its name stay. Only an ended
+// session is pruned.
+func (s *Session) Prune(at time.Time) error {
+	switch s.Status {
+	case Running:
+		return errs.New(errs.SessionConflict, RuleRunning, "session %s is running: end it before pruning it", s.ID)
+	case Pruned:
+		return errs.New(errs.SessionConflict, RulePruned, "session %s is pruned already", s.ID)
+	}
+	s.Status, s.HandoffNote, s.UpdatedAt = Pruned, "", at
+	return nil
+}
+
+// CheckTakeable refuses a session a start would resume or pick up when it
+// is pruned.
+func (s Session) CheckTakeable() error {
+	if s.Status == Pruned {
+		return errs.New(errs.SessionConflict, RulePruned, "session %s (%q) is pruned; its name stays taken: pick another", s.ID, s.Name)
+	}
 	return nil
 }
 

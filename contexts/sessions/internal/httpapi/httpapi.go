@@ -24,6 +24,17 @@ func New(svc *app.Service) *Handlers { return &Handlers{svc: svc} }
 func (h *Handlers) Routes(r chi.Router) {
 	r.Get("/sessions", transport.Handler(h.list))
 	r.Post("/sessions/{id}/reassign", transport.Handler(h.reassign))
+	r.Post("/sessions/{id}/prune", transport.Handler(h.prune))
+}
+
+// prune takes no body (an empty object is accepted).
+func (h *Handlers) prune(w http.ResponseWriter, r *http.Request) error {
+	s, err := h.svc.Prune(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, wire.ToSession(s))
+	return nil
 }
 
 func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
