@@ -224,3 +224,50 @@ func TestInboxForeignTenant(t *testing.T) {
 		t.Fatal("a foreign call changed the item")
 	}
 }
+
+// What a review of issue 12 found: a feed shows other contexts' events by
+// subject only, a feed cursor beyond the head is refused, the asker cannot
+// resolve its own item through the human's routes, and "hub" is no
+// principal a key may take.
+func TestCoordinationGuards(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	tm.promote(t, tm.writer, tm.reviewer, tm.crew.ID, "fact", "A promoted fact.")
+	feed := toolJSON[struct {
+		Events []struct {
+			EventType string         `json:"event_type"`
+			Payload   map[string]any `json:"payload"`
+		} `json:"events"`
+	}](t, s.mcpSession(t, tm.reader.Token, "2025-11-25"), "feed_read", map[string]any{"workarea": tm.crew.ID, "limit": 500})
+	var promoted bool
+	for _, e := range feed.Events {
+		if e.EventType == "lifecycle.promote" {
+			promoted = true
+			if len(e.Payload) != 0 {
+				t.Fatalf("a promotion's payload (its closure, the reviewer's reason) reached a reader: %+v", e.Payload)
+			}
+		}
+	}
+	if !promoted {
+		t.Fatalf("the reader's feed lacks the promotion: %+v", feed.Events)
+	}
+	if code, _ := toolError(t, s.mcpSession(t, tm.reader.Token, "2025-11-25"), "feed_read", map[string]any{"workarea": tm.crew.ID, "since": 1 << 40}); code != "request.validation" {
+		t.Fatalf("since beyond the head: %s", code)
+	}
+
+	who := decode[struct {
+		KeyID string `json:"key_id"`
+	}](t, s.do(t, "GET", "/v1/whoami", s.AdminKey, nil), 200)
+	s.grant(t, who.KeyID, "universe.procurement", "writer", "allow")
+	admin := s.mcpSession(t, s.AdminKey, "2025-11-25")
+	mine := toolJSON[struct {
+		EventID string `json:"event_id"`
+	}](t, admin, "signal_append", map[string]any{"workarea": tm.crew.ID, "kind": "approval", "body": "May I?"})
+	if r := s.do(t, "POST", "/v1/inbox/"+mine.EventID+"/decide", s.AdminKey, map[string]any{"decision": "approved"}); r.Status != 403 || r.code() != "access.denied" {
+		t.Fatalf("the asker approved its own request: %d %s", r.Status, r.Body)
+	}
+	if r := s.do(t, "POST", "/v1/keys", s.AdminKey, map[string]any{"principal": "hub", "role": "writer"}); r.Status != 400 {
+		t.Fatalf("a key for principal hub: %d %s", r.Status, r.Body)
+	}
+}

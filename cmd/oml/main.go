@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -135,7 +137,12 @@ func runIO(ctx context.Context, args []string, getenv func(string) string, stdin
 	fs.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
 	// An upload takes as long as the file needs; --timeout still bounds it
 	// when given.
-	if c.timeout > 0 && ((fs.Arg(0) != "attach" && fs.Arg(0) != "mcp") || timeoutSet) {
+	// attach, mcp and a waiting inbox run as long as they need; --timeout
+	// still bounds them when given.
+	long := fs.Arg(0) == "attach" || fs.Arg(0) == "mcp" || (fs.Arg(0) == "inbox" && slices.ContainsFunc(fs.Args(), func(a string) bool {
+		return a == "--wait" || a == "-wait" || strings.HasPrefix(a, "--wait=") || strings.HasPrefix(a, "-wait=")
+	}))
+	if c.timeout > 0 && (!long || timeoutSet) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()

@@ -62,4 +62,6 @@ SELECT seq FROM inbox.feed_cursors WHERE tenant_id = $1 AND principal_id = $2 AN
 -- name: FeedCursorSet :exec
 INSERT INTO inbox.feed_cursors (tenant_id, principal_id, workarea_id, seq, updated_at)
 VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (tenant_id, principal_id, workarea_id) DO UPDATE SET seq = EXCLUDED.seq, updated_at = EXCLUDED.updated_at;
+-- A cursor only moves forward: concurrent polls never move it back.
+ON CONFLICT (tenant_id, principal_id, workarea_id) DO UPDATE
+SET seq = GREATEST(inbox.feed_cursors.seq, EXCLUDED.seq), updated_at = EXCLUDED.updated_at;

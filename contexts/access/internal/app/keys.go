@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/omlhub/oml/contexts/access/internal/domain"
@@ -15,6 +16,10 @@ import (
 )
 
 var principalName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$`)
+
+// reservedPrincipals are the actors the server itself records (a deadline
+// resolved by "hub", a sweep by "system"): no key may act under them.
+var reservedPrincipals = map[string]bool{"hub": true, "system": true}
 
 // badKey is the one refusal for unknown, malformed and revoked keys.
 func badKey() error {
@@ -59,6 +64,9 @@ func (s *Service) IssueKey(ctx context.Context, principal, role string) (Issued,
 	}
 	if !principalName.MatchString(principal) {
 		return Issued{}, errs.Invalid("principal %q: want 1–128 characters of letters, digits, '.', '_', '@' or '-'", principal)
+	}
+	if reservedPrincipals[strings.ToLower(principal)] {
+		return Issued{}, errs.Invalid("principal %q is reserved: the hub resolves deadlines and the system sweeps under these names", principal)
 	}
 	var out Issued
 	err := s.tx.InTx(ctx, func(ctx context.Context) error {

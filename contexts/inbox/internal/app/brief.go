@@ -178,13 +178,15 @@ func (s *Service) window(ctx context.Context, c auth.Caller, w Workarea, sinceSe
 	}
 	var out []journal.Stored
 	before := int64(0)
-	for len(out) < limit {
+	// Like the tail, one brief scans a bounded part of the journal, however
+	// much of it the caller may not see.
+	for scanned := 0; len(out) < limit && scanned < domain.MaxScan; {
 		page, err := s.Journal.InWorkarea(ctx, c.TenantID, w.ID, sinceSeq, before, domain.ScanPage, true)
 		if err != nil {
 			return nil, fmt.Errorf("read the window: %w", err)
 		}
 		for _, e := range page {
-			before = e.Seq
+			before, scanned = e.Seq, scanned+1
 			if basis == domain.BasisPreviousSession && !e.At.After(prevAt) {
 				return out, nil
 			}
@@ -205,7 +207,7 @@ func (s *Service) window(ctx context.Context, c auth.Caller, w Workarea, sinceSe
 func (s *Service) answersIn(ctx context.Context, c auth.Caller, w Workarea, b Brief) ([]domain.Item, error) {
 	f := ItemFilter{TenantID: c.TenantID, After: b.SinceSeq, Status: "resolved", Asker: c.Principal, IDPath: w.IDPath, Limit: domain.ScanPage}
 	var out []domain.Item
-	for len(out) < domain.BriefCountCap {
+	for scanned := 0; len(out) < domain.BriefCountCap && scanned < domain.MaxScan; scanned += f.Limit {
 		batch, err := s.Repo.ItemsAfter(ctx, f)
 		if err != nil {
 			return nil, fmt.Errorf("answers: %w", err)

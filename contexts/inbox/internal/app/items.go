@@ -272,6 +272,9 @@ func (s *Service) Answer(ctx context.Context, id, body string, human bool) (doma
 		if it.Kind != domain.KindQuestion {
 			return it, errs.Invalid("%s is an approval: decide it (POST /v1/inbox/{id}/decide)", it.ID)
 		}
+		if err := notTheAsker(it, c.PrincipalID); err != nil {
+			return it, err
+		}
 		if err := it.CanDecideOrAnswerOpen(s.now()); err != nil {
 			return it, err
 		}
@@ -309,10 +312,24 @@ func (s *Service) Decide(ctx context.Context, id, decision, note string) (domain
 	if !w.Admin {
 		return it, errs.New(errs.Denied, "an approval is decided by an admin of its workarea", "this key does not hold admin on workarea %s", w.ID)
 	}
+	if err := notTheAsker(it, c.PrincipalID); err != nil {
+		return it, err
+	}
 	if err := it.CanDecide(s.now()); err != nil {
 		return it, err
 	}
 	return s.resolve(ctx, it, c.KeyID, c.Principal, st, note, false)
+}
+
+// notTheAsker refuses the asker's own answer or decision through the
+// human's inbox: an identity that did not ask resolves an item (R2's
+// spirit; an agent whose key also holds admin cannot approve itself).
+func notTheAsker(it domain.Item, principalID string) error {
+	if it.AskerPrincipalID == principalID {
+		return errs.New(errs.Denied, "an inbox item is resolved by an identity other than its asker (R2)",
+			"%s %s was posted by this key's principal; another admin of the workarea resolves it", it.Kind, it.ID)
+	}
+	return nil
 }
 
 // resolve closes an open, locked item: the answer event on its thread and

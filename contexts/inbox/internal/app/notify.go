@@ -154,19 +154,35 @@ func (s *Service) drainAttention(ctx context.Context, tenant, principal string) 
 	if err != nil || len(items) == 0 {
 		return nil, err
 	}
-	out := make([]domain.Pending, len(items))
-	for i, it := range items {
-		out[i] = domain.AttentionNotice(it)
+	// Cursors are the principal's, grants the key's: this key is nudged
+	// only about items in workareas it reads now (a denied key of the
+	// principal never sees the answer's text); the item stays in the inbox.
+	var ids []string
+	for _, it := range items {
+		ids = append(ids, it.WorkareaID)
+	}
+	ws, err := s.Access.WorkareasByIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []domain.Pending
+	for _, it := range items {
+		if ws[it.WorkareaID].Reader {
+			out = append(out, domain.AttentionNotice(it))
+		}
 	}
 	return out, s.Notices.AttentionSet(ctx, tenant, principal, items[len(items)-1].Seq, now)
 }
 
 // drainSubscriptions walks the journal after the oldest subscription
-// cursor. Each subscription consumes, in order, the events it does not
-// match and those the tail's rule never shows the caller, delivers those
-// it matches and may read, and stops at a matching event in a workarea the
-// caller may not read now: that one stays above its cursor, to arrive if
-// a grant is later given.
+// cursor. Each subscription consumes, in order, every event: it delivers
+// those it matches that the caller may read now (the tail's rule, in a
+// workarea the key reads) and passes the rest. Seed 002 would hold a
+// matching event the caller cannot read above the cursor until a grant
+// arrives; one that never becomes readable (another writer's held
+// submission, a denied subtree) would then stall the subscription for
+// good, so OML consumes it: feed_read still reads such an event once it is
+// readable.
 func (s *Service) drainSubscriptions(ctx context.Context, c auth.Caller, out *[]domain.Pending) error {
 	subs, err := s.Notices.Subscriptions(ctx, c.TenantID, principalOf(c), true)
 	if err != nil || len(subs) == 0 {
@@ -184,7 +200,6 @@ func (s *Service) drainSubscriptions(ctx context.Context, c auth.Caller, out *[]
 	me := domain.Me{KeyID: c.KeyID, Principal: c.Principal}
 	for _, sub := range subs {
 		seq := sub.Seq
-	events:
 		for _, e := range batch {
 			if e.Seq <= seq {
 				continue
@@ -194,11 +209,7 @@ func (s *Service) drainSubscriptions(ctx context.Context, c auth.Caller, out *[]
 			}
 			d := domain.Event{Seq: e.Seq, Type: e.Type, Actor: e.Actor, Workarea: e.Workarea, Payload: e.Payload}
 			w, known := ws[e.Workarea]
-			switch {
-			case !sub.Matches(d, w.IDPath, me) || e.Workarea == "":
-			case !known || !w.Reader:
-				break events
-			case domain.Visible(d, c.KeyID, true):
+			if known && w.Reader && e.Workarea != "" && sub.Matches(d, w.IDPath, me) && domain.Visible(d, c.KeyID, true) {
 				*out = append(*out, domain.EventNotice(d, e.ID, e.At))
 			}
 			seq = e.Seq
@@ -230,7 +241,7 @@ func (s *Service) NotifyWait(ctx context.Context, wait time.Duration) ([]domain.
 		return nil, err
 	}
 	if wait < 0 || wait > MaxWait {
-		return nil, errs.Invalid("wait_seconds must be 0–%d, got %d", int(MaxWait/time.Second), int(wait/time.Second))
+		return nil, errs.Invalid("wait_seconds must be 0–%d", int(MaxWait/time.Second))
 	}
 	var wake <-chan string
 	if s.Wakes != nil {

@@ -139,9 +139,11 @@ func TestAttentionDeliveredOnce(t *testing.T) {
 	}
 	at := time.Unix(5, 0).UTC()
 	b.n.items = []domain.Item{
-		{ID: "evt_q1", Kind: domain.KindQuestion, AskerPrincipalID: "pr_me", Status: domain.Answered, AnswerEventID: "evt_a1", ResolvedAt: &at, Seq: 3},
-		{ID: "evt_q2", Kind: domain.KindQuestion, AskerPrincipalID: "pr_me", Status: domain.Open, Seq: 4},
-		{ID: "evt_q3", Kind: domain.KindQuestion, AskerPrincipalID: "pr_b", Status: domain.Answered, Seq: 5},
+		{ID: "evt_q1", Kind: domain.KindQuestion, AskerPrincipalID: "pr_me", Status: domain.Answered, AnswerEventID: "evt_a1", ResolvedAt: &at, Seq: 3, WorkareaID: "wa_crew"},
+		{ID: "evt_q2", Kind: domain.KindQuestion, AskerPrincipalID: "pr_me", Status: domain.Open, Seq: 4, WorkareaID: "wa_crew"},
+		{ID: "evt_q3", Kind: domain.KindQuestion, AskerPrincipalID: "pr_b", Status: domain.Answered, Seq: 5, WorkareaID: "wa_crew"},
+		// answered in a workarea this key does not read: consumed, not shown
+		{ID: "evt_q4", Kind: domain.KindQuestion, AskerPrincipalID: "pr_me", Status: domain.Answered, AnswerEventID: "evt_a4", ResolvedAt: &at, Seq: 6, WorkareaID: "wa_secret"},
 	}
 	ps, err := b.svc.Drain(b.me)
 	if err != nil || len(ps) != 1 || ps[0].ID != "evt_a1" || ps[0].Source != domain.SourceAttention {
@@ -149,6 +151,9 @@ func TestAttentionDeliveredOnce(t *testing.T) {
 	}
 	if ps, _ := b.svc.Drain(b.me); len(ps) != 0 {
 		t.Fatalf("second drain repeats: %+v", ps)
+	}
+	if b.n.attention["pr_me"] != 6 {
+		t.Fatalf("attention cursor %d, want 6", b.n.attention["pr_me"])
 	}
 }
 
@@ -170,20 +175,20 @@ func TestSubscriptionDrain(t *testing.T) {
 	b.event("feed.signal", "key_me", "wa_crew")        // own, dropped
 	b.event("submission.remember", "key_b", "wa_crew") // not a signal
 	b.event("feed.signal", "key_b", "wa_crew")         // delivered (seq 5)
-	b.event("feed.signal", "key_b", "wa_secret")       // unreadable: held (seq 6)
-	b.event("feed.signal", "key_b", "wa_crew")         // behind the held one (seq 7)
+	b.event("feed.signal", "key_b", "wa_secret")       // unreadable: consumed, never shown (seq 6)
+	b.event("feed.signal", "key_b", "wa_crew")         // not stalled behind it (seq 7)
 	ps, err := b.svc.Drain(b.me)
-	if err != nil || len(ps) != 1 || ps[0].ID != "ev_5" || ps[0].Kind != "signal" || ps[0].Source != domain.SourceSubscription {
+	if err != nil || len(ps) != 2 || ps[0].ID != "ev_5" || ps[1].ID != "ev_7" || ps[0].Kind != "signal" || ps[0].Source != domain.SourceSubscription {
 		t.Fatalf("first drain: %+v %v", ps, err)
 	}
-	if subs, _ := b.svc.Subscriptions(b.me); subs[0].Seq != 5 {
-		t.Fatalf("cursor %d, want 5: the held event stays above it", subs[0].Seq)
+	if subs, _ := b.svc.Subscriptions(b.me); subs[0].Seq != 7 {
+		t.Fatalf("cursor %d, want 7", subs[0].Seq)
 	}
 	if ps, _ := b.svc.Drain(b.me); len(ps) != 0 {
 		t.Fatalf("repeat: %+v", ps)
 	}
-	*b.secret = true // a grant arrives: the held event and the one after it are delivered
-	if ps, _ := b.svc.Drain(b.me); len(ps) != 2 || ps[0].ID != "ev_6" || ps[1].ID != "ev_7" {
+	*b.secret = true // a later grant does not replay what was consumed
+	if ps, _ := b.svc.Drain(b.me); len(ps) != 0 {
 		t.Fatalf("after the grant: %+v", ps)
 	}
 	if err := b.svc.Unsubscribe(b.other, sub.ID); !errs.Is(err, errs.NotFound) {

@@ -122,6 +122,13 @@ func (s *Service) Feed(ctx context.Context, q domain.FeedQuery) (FeedPage, error
 	var since, before int64
 	if q.Since != nil {
 		since = *q.Since
+		head, err := s.Journal.Head(ctx, c.TenantID)
+		if err != nil {
+			return FeedPage{}, err
+		}
+		if since > head {
+			return FeedPage{}, errs.Invalid("since %d is beyond the journal's head %d: keep a next_since the feed returned", since, head)
+		}
 	} else if !backward {
 		if since, err = s.Repo.CursorGet(ctx, c.TenantID, c.PrincipalID, w.ID); err != nil {
 			return FeedPage{}, fmt.Errorf("read feed cursor: %w", err)
@@ -171,8 +178,12 @@ func (s *Service) Feed(ctx context.Context, q domain.FeedQuery) (FeedPage, error
 		first := page.Events[0].Seq
 		page.NextBefore = &first
 	}
-	if err := s.Repo.CursorSet(ctx, c.TenantID, c.PrincipalID, w.ID, next, s.now()); err != nil {
-		return FeedPage{}, fmt.Errorf("store feed cursor: %w", err)
+	// A filtered read passed events it did not return: it leaves the
+	// stored cursor alone, so an unfiltered poll still reads them.
+	if q.Kind == "" && q.Session == "" {
+		if err := s.Repo.CursorSet(ctx, c.TenantID, c.PrincipalID, w.ID, next, s.now()); err != nil {
+			return FeedPage{}, fmt.Errorf("store feed cursor: %w", err)
+		}
 	}
 	return page, nil
 }

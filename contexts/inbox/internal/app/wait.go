@@ -29,7 +29,7 @@ func (s *Service) InboxWait(ctx context.Context, q InboxQuery, wait time.Duratio
 		return InboxPage{}, err
 	}
 	if wait < 0 || wait > MaxWait {
-		return InboxPage{}, errs.Invalid("wait_seconds must be 0–%d, got %d", int(MaxWait/time.Second), int(wait/time.Second))
+		return InboxPage{}, errs.Invalid("wait_seconds must be 0–%d", int(MaxWait/time.Second))
 	}
 	if own {
 		q.Actor = cmp.Or(c.Principal, c.KeyID)

@@ -46,7 +46,7 @@ func TestAttentionDrainDeliversOnceUnderConcurrency(t *testing.T) {
 	}
 	svc := func() *app.Service {
 		r := postgres.New(db)
-		return &app.Service{Journal: j, Repo: r, Notices: r, Tx: db, Now: func() time.Time { return now }}
+		return &app.Service{Access: readsAll{}, Journal: j, Repo: r, Notices: r, Tx: db, Now: func() time.Time { return now }}
 	}
 	if n, err := svc().Sweep(ctx, "", 1000); err != nil || n != mine+5 {
 		t.Fatalf("sweep: %d %v", n, err)
@@ -84,4 +84,19 @@ func TestAttentionDrainDeliversOnceUnderConcurrency(t *testing.T) {
 			t.Fatalf("%s delivered %d times", id, n)
 		}
 	}
+}
+
+// readsAll grants the caller read on every workarea it is asked about.
+type readsAll struct{}
+
+func (readsAll) Workarea(_ context.Context, ref string) (app.Workarea, error) {
+	return app.Workarea{ID: ref, IDPath: "r." + ref, Reader: true}, nil
+}
+
+func (readsAll) WorkareasByIDs(_ context.Context, ids []string) (map[string]app.Workarea, error) {
+	out := map[string]app.Workarea{}
+	for _, id := range ids {
+		out[id] = app.Workarea{ID: id, IDPath: "r." + id, Reader: true}
+	}
+	return out, nil
 }

@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/omlhub/oml/contexts/inbox/internal/app"
@@ -160,7 +161,7 @@ func (in InboxWaitIn) Wait() time.Duration {
 	if in.WaitSeconds == nil {
 		return 30 * time.Second
 	}
-	return time.Duration(*in.WaitSeconds) * time.Second
+	return waitOf(*in.WaitSeconds)
 }
 
 // InboxIn is the input of inbox_read (and the filters of inbox_wait).
@@ -245,6 +246,23 @@ func toFeedEvent(e journal.Stored) FeedEvent {
 		}
 		return m
 	}
+	// Only coordination records show their payload: other contexts'
+	// events carry what readers may not see (a promotion's closure, an
+	// edge's far endpoint), so they show their subject alone, as the
+	// events tail does.
+	payload := map[string]any{}
+	if strings.HasPrefix(e.Type, domain.FeedPrefix) {
+		payload = obj(e.Payload)
+	}
 	return FeedEvent{Seq: e.Seq, EventID: e.ID, Kind: domain.KindOf(e.Type), EventType: e.Type, Actor: e.Actor, At: e.At,
-		Subject: obj(e.Subject), Payload: obj(e.Payload)}
+		Subject: obj(e.Subject), Payload: payload}
+}
+
+// waitOf converts wait_seconds without overflow: a value outside 0–60
+// becomes an out-of-range wait the service refuses (never a wrapped one).
+func waitOf(seconds int) time.Duration {
+	if seconds < 0 || seconds > 60 {
+		return -time.Second
+	}
+	return time.Duration(seconds) * time.Second
 }

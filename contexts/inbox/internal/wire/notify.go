@@ -90,5 +90,5 @@ func (in NotifyWaitIn) Wait() time.Duration {
 	if in.WaitSeconds == nil {
 		return app.DefaultWait
 	}
-	return time.Duration(*in.WaitSeconds) * time.Second
+	return waitOf(*in.WaitSeconds)
 }

@@ -30,7 +30,8 @@ func (q *Queries) FeedCursorGet(ctx context.Context, db DBTX, arg FeedCursorGetP
 const feedCursorSet = `-- name: FeedCursorSet :exec
 INSERT INTO inbox.feed_cursors (tenant_id, principal_id, workarea_id, seq, updated_at)
 VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (tenant_id, principal_id, workarea_id) DO UPDATE SET seq = EXCLUDED.seq, updated_at = EXCLUDED.updated_at
+ON CONFLICT (tenant_id, principal_id, workarea_id) DO UPDATE
+SET seq = GREATEST(inbox.feed_cursors.seq, EXCLUDED.seq), updated_at = EXCLUDED.updated_at
 `
 
 type FeedCursorSetParams struct {
@@ -41,6 +42,7 @@ type FeedCursorSetParams struct {
 	UpdatedAt   time.Time
 }
 
+// A cursor only moves forward: concurrent polls never move it back.
 func (q *Queries) FeedCursorSet(ctx context.Context, db DBTX, arg FeedCursorSetParams) error {
 	_, err := db.Exec(ctx, feedCursorSet,
 		arg.TenantID,
