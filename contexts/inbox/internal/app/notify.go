@@ -47,6 +47,19 @@ func (s *Service) Subscribe(ctx context.Context, cmd SubscribeCmd) (domain.Subsc
 		sub.WorkareaID, sub.IDPath = w.ID, w.IDPath
 	}
 	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
+		// The principal's attention cursor serialises its subscribes (and
+		// its drains), so the cap holds under concurrent calls.
+		if _, err := s.Notices.AttentionLock(ctx, c.TenantID, sub.PrincipalID, sub.CreatedAt); err != nil {
+			return err
+		}
+		have, err := s.Notices.Subscriptions(ctx, c.TenantID, sub.PrincipalID, true)
+		if err != nil {
+			return err
+		}
+		if len(have) >= domain.MaxSubscriptions {
+			return errs.New(errs.LimitCeiling, "a principal holds a bounded number of subscriptions",
+				"%d subscriptions held, at most %d: notify_unsubscribe one first", len(have), domain.MaxSubscriptions)
+		}
 		head, err := s.Journal.Head(ctx, c.TenantID)
 		if err != nil {
 			return err

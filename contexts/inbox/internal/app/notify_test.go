@@ -213,3 +213,22 @@ func TestNotifyWaitPollsAndBounds(t *testing.T) {
 		t.Fatalf("poll: %v %v", ps, err)
 	}
 }
+
+func TestSubscriptionCap(t *testing.T) {
+	t.Parallel()
+	b := setupNotify(t)
+	for i := range domain.MaxSubscriptions {
+		if _, err := b.svc.Subscribe(b.me, app.SubscribeCmd{Kinds: []string{"signal"}}); err != nil {
+			t.Fatalf("subscription %d: %v", i, err)
+		}
+	}
+	if _, err := b.svc.Subscribe(b.me, app.SubscribeCmd{Kinds: []string{"signal"}}); !errs.Is(err, errs.LimitCeiling) {
+		t.Fatalf("past the cap: %v", err)
+	}
+	if len(b.n.subs) != domain.MaxSubscriptions {
+		t.Fatalf("%d subscriptions stored", len(b.n.subs))
+	}
+	if _, err := b.svc.Subscribe(b.other, app.SubscribeCmd{Kinds: []string{"signal"}}); err != nil {
+		t.Fatalf("another principal is not capped by mine: %v", err)
+	}
+}

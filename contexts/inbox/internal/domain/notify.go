@@ -13,6 +13,10 @@ import (
 // cursors and rides on the next call.
 const MaxPending = 50
 
+// MaxSubscriptions bounds the subscriptions one principal holds: every
+// drain walks each of them.
+const MaxSubscriptions = 32
+
 // maxTitle bounds a notification's title (runes): a nudge, not the record.
 const maxTitle = 120
 
