@@ -32,6 +32,23 @@ func (t Subtrees) Contains(idPath string) bool {
 	return under(idPath, t.Allow) && !under(idPath, t.Deny)
 }
 
+// Within narrows the subtrees to the one rooted at root: root itself when
+// an allowed subtree holds it, else the allowed subtrees below root.
+// Denies stay as they are.
+func (t Subtrees) Within(root string) Subtrees {
+	out := Subtrees{Deny: t.Deny}
+	if under(root, t.Allow) {
+		out.Allow = []string{root}
+		return out
+	}
+	for _, a := range t.Allow {
+		if under(a, []string{root}) {
+			out.Allow = append(out.Allow, a)
+		}
+	}
+	return out
+}
+
 // Empty reports whether the caller holds the scope nowhere.
 func (t Subtrees) Empty() bool { return len(t.Allow) == 0 }
 

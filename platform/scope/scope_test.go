@@ -1,6 +1,9 @@
 package scope
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestContains(t *testing.T) {
 	t.Parallel()
@@ -15,5 +18,28 @@ func TestContains(t *testing.T) {
 	}
 	if !(Subtrees{}).Empty() || s.Empty() {
 		t.Error("Empty")
+	}
+}
+
+func TestWithin(t *testing.T) {
+	t.Parallel()
+	s := Subtrees{Allow: []string{"u.a", "u.b.x", "u.b.y"}, Deny: []string{"u.a.d"}}
+	for _, c := range []struct {
+		root string
+		want []string
+	}{
+		{"u.a", []string{"u.a"}},
+		{"u.a.c", []string{"u.a.c"}},
+		{"u.b", []string{"u.b.x", "u.b.y"}},
+		{"u.c", nil},
+		{"u", []string{"u.a", "u.b.x", "u.b.y"}},
+	} {
+		got := s.Within(c.root)
+		if !slices.Equal(got.Allow, c.want) || !slices.Equal(got.Deny, s.Deny) {
+			t.Errorf("Within(%q) = %+v, want allow %v", c.root, got, c.want)
+		}
+	}
+	if !s.Within("u.a").Contains("u.a.c") || s.Within("u.a").Contains("u.a.d.e") || s.Within("u.a").Contains("u.b.x") {
+		t.Error("narrowed subtrees contain the wrong workareas")
 	}
 }

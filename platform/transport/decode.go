@@ -19,13 +19,35 @@ import (
 // fields, wrong types, trailing data and oversized bodies are typed
 // refusals (request.validation, limit.size). See [DecodeJSON].
 func Decode(r *http.Request, dst any) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	return DecodeJSON(body, dst)
+}
+
+// readBody reads a whole body; one over the server's bound is limit.size.
+func readBody(r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return bodyTooLarge(tooBig.Limit)
+			return nil, bodyTooLarge(tooBig.Limit)
 		}
-		return errs.Invalid("could not read the request body: %v", err)
+		return nil, errs.Invalid("could not read the request body: %v", err)
+	}
+	return body, nil
+}
+
+// DecodeOptional is [Decode] for a body that may be left out: an empty
+// body (with or without a Content-Length) leaves dst as it is.
+func DecodeOptional(r *http.Request, dst any) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
 	}
 	return DecodeJSON(body, dst)
 }

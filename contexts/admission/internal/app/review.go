@@ -39,6 +39,14 @@ const (
 // author of anything in its lineage closure). ok is false when there is
 // nothing to serve.
 func (s *Service) ServeNext(ctx context.Context) (Served, bool, error) {
+	return s.ServeNextIn(ctx, "")
+}
+
+// ServeNextIn is ServeNext confined to the subtree of one workarea (id or
+// path; "" is every subtree the caller reviews). A workarea the caller
+// cannot see is access.not_found; one it sees but reviews nowhere in is
+// access.denied.
+func (s *Service) ServeNextIn(ctx context.Context, workarea string) (Served, bool, error) {
 	caller, err := auth.ContentCaller(ctx, "reviews")
 	if err != nil {
 		return Served{}, false, err
@@ -50,6 +58,16 @@ func (s *Service) ServeNext(ctx context.Context) (Served, bool, error) {
 	if len(reviewable.Allow) == 0 {
 		return Served{}, false, errs.New(errs.Denied, "serving needs dreamer.review effective access (D7, D14)",
 			"this key holds dreamer.review on no workarea")
+	}
+	if workarea != "" {
+		w, err := s.Access.Workarea(ctx, workarea)
+		if err != nil {
+			return Served{}, false, err
+		}
+		if reviewable = reviewable.Within(w.IDPath); reviewable.Empty() {
+			return Served{}, false, errs.New(errs.Denied, "serving needs dreamer.review effective access (D7, D14)",
+				"this key holds dreamer.review nowhere in workarea %s", w.ID)
+		}
 	}
 	var out Served
 	var found bool

@@ -187,13 +187,13 @@ type serveResponse struct {
 
 // serve leases the next eligible item; 204 when there is none.
 func (h *Handlers) serve(w http.ResponseWriter, r *http.Request) error {
-	if r.ContentLength > 0 {
-		var empty struct{}
-		if err := transport.Decode(r, &empty); err != nil {
-			return err
-		}
+	var req struct {
+		Workarea string `json:"workarea"` // optional: serve from this subtree only
 	}
-	s, ok, err := h.svc.ServeNext(r.Context())
+	if err := transport.DecodeOptional(r, &req); err != nil {
+		return err
+	}
+	s, ok, err := h.svc.ServeNextIn(r.Context(), req.Workarea)
 	if err != nil {
 		return err
 	}
