@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -59,5 +60,68 @@ func TestServeOneSubtree(t *testing.T) {
 	}
 	if n := s.count(t, `SELECT count(*) FROM admission.serves WHERE reviewer_key_id = $1`, narrow.KeyID); n != 0 {
 		t.Fatalf("refused serves leased %d items", n)
+	}
+}
+
+type reviewQueue struct {
+	Workareas []struct {
+		Workarea string `json:"workarea"`
+		Path     string `json:"path"`
+		Claims   int    `json:"claims"`
+		Edges    int    `json:"edges"`
+		Leased   int    `json:"leased"`
+		Oldest   string `json:"oldest"`
+	} `json:"workareas"`
+	Claims int `json:"claims"`
+	Edges  int `json:"edges"`
+}
+
+// GET /v1/reviews/queue counts, per workarea the key reviews and oldest
+// first, the held items its principal did not write and the pending edges
+// it did not propose; leased ones are counted apart. Nothing else's.
+func TestReviewQueue(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	tin := s.createWorkarea(t, "universe.procurement", "tin-crew", "--status", "committed")
+	s.grant(t, tm.writer.KeyID, "universe.procurement", "dreamer.propose", "allow")
+	writer := s.mcpSession(t, tm.writer.Token, "2025-11-25")
+	for i, w := range []string{tm.crew.ID, tm.crew.ID, tin.ID} {
+		toolJSON[remembered](t, writer, "oml_remember", map[string]any{"workarea": w, "claim_key": fmt.Sprintf("w-%d", i), "text": fmt.Sprintf("Fact %d from writer one.", i)})
+	}
+	toolJSON[remembered](t, s.mcpSession(t, tm.author2.Token, "2025-11-25"), "oml_remember", map[string]any{"workarea": tin.ID, "claim_key": "a2", "text": "Fact from writer two."})
+	toolJSON[map[string]any](t, writer, "oml_relate_propose", map[string]any{"kind": "workarea", "label": "continues", "from": tin.ID, "to": tm.crew.ID})
+
+	q := decode[reviewQueue](t, s.do(t, "GET", "/v1/reviews/queue", tm.reviewer.Token, nil), 200)
+	if q.Claims != 4 || q.Edges != 1 || len(q.Workareas) != 2 {
+		t.Fatalf("reviewer's queue: %+v", q)
+	}
+	if w := q.Workareas[0]; w.Workarea != tm.crew.ID || w.Path != "universe.procurement.metals-crew" || w.Claims != 2 || w.Edges != 0 || w.Leased != 0 {
+		t.Fatalf("oldest first, metals-crew: %+v", q.Workareas)
+	}
+	if w := q.Workareas[1]; w.Workarea != tin.ID || w.Claims != 2 || w.Edges != 1 {
+		t.Fatalf("tin-crew: %+v", q.Workareas)
+	}
+	// The writer is not counted its own items nor its own edge.
+	q = decode[reviewQueue](t, s.do(t, "GET", "/v1/reviews/queue", tm.writer.Token, nil), 200)
+	if q.Claims != 1 || q.Edges != 0 || len(q.Workareas) != 1 || q.Workareas[0].Workarea != tin.ID {
+		t.Fatalf("writer's queue: %+v", q)
+	}
+	// A serve leases the oldest item: still waiting, now leased.
+	if _, ok := s.serve(t, tm.reviewer.Token); !ok {
+		t.Fatal("nothing served")
+	}
+	q = decode[reviewQueue](t, s.do(t, "GET", "/v1/reviews/queue", tm.author2.Token, nil), 200)
+	if q.Claims != 3 || q.Workareas[0].Leased != 1 {
+		t.Fatalf("after a serve: %+v", q)
+	}
+	// No dreamer.review: refused; another tenant sees none of ours.
+	if r := s.do(t, "GET", "/v1/reviews/queue", tm.reader.Token, nil); r.Status != 403 || r.code() != "access.denied" {
+		t.Fatalf("a reader's queue: %d %s", r.Status, r.Body)
+	}
+	if r := s.do(t, "GET", "/v1/reviews/queue", s.bootstrapTenant(t, "globex"), nil); r.Status == 200 {
+		if q := decode[reviewQueue](t, r, 200); q.Claims != 0 || q.Edges != 0 {
+			t.Fatalf("another tenant's queue: %+v", q)
+		}
 	}
 }

@@ -246,6 +246,15 @@ func (l lineagePort) DecideEdge(ctx context.Context, tenant, edgeID string, appr
 	return toAdmissionEdge(e), err
 }
 
+func (l lineagePort) EdgeQueue(ctx context.Context, tenant, principal string, within admission.Subtrees, now time.Time) ([]admission.QueueCount, error) {
+	counts, err := l.m.QueueCounts(ctx, tenant, principal, lineage.Subtrees(within), now)
+	out := make([]admission.QueueCount, len(counts))
+	for i, c := range counts {
+		out[i] = admission.QueueCount(c)
+	}
+	return out, err
+}
+
 func toAdmissionEdge(e lineage.Edge) admission.Edge {
 	return admission.Edge{ID: e.ID, Kind: string(e.Kind), Label: e.Label, From: e.From, To: e.To, Note: e.Note,
 		State: string(e.State), ProposedAt: e.ProposedAt}

@@ -43,6 +43,8 @@ type (
 	Index = app.Index
 	// Edge is a proposed edge as a reviewer is shown it.
 	Edge = app.Edge
+	// QueueCount is what waits for one reviewer in one workarea.
+	QueueCount = app.QueueCount
 	// Prepared is the serving tier's opaque preparation of a text.
 	Prepared = app.Prepared
 	// Claim is one version of a claim, as the serving tier receives it.

@@ -29,6 +29,8 @@ type (
 	Workarea = app.Workarea
 	// Subtrees are where the caller holds a scope.
 	Subtrees = app.Subtrees
+	// QueueCount is what waits for one reviewer in one workarea.
+	QueueCount = app.QueueCount
 	// Claims is the admission context as lineage needs it.
 	Claims = app.Claims
 	// ClaimRef is a claim as the graph shows it.
@@ -99,6 +101,12 @@ func (m *Module) Parents(ctx context.Context, tenant, artifact string) ([]string
 // NextForReview leases the oldest pending edge a reviewer may ratify.
 func (m *Module) NextForReview(ctx context.Context, tenant, principal string, within Subtrees, now, leaseUntil time.Time) (Edge, bool, error) {
 	return m.svc.NextForReview(ctx, tenant, principal, within, now, leaseUntil)
+}
+
+// QueueCounts counts the pending edges the reviewer could ratify, per the
+// workarea of their from endpoint.
+func (m *Module) QueueCounts(ctx context.Context, tenant, principal string, within Subtrees, now time.Time) ([]QueueCount, error) {
+	return m.svc.QueueCounts(ctx, tenant, principal, within, now)
 }
 
 // Decide ratifies or rejects a leased edge in the caller's unit of work.

@@ -75,6 +75,26 @@ WHERE a.tenant_id = @tenant_id AND a.state = 'held' AND a.held_expires_at > @now
 ORDER BY a.submitted_at
 LIMIT @max_rows;
 
+-- name: ArtifactsQueueCounts :many
+-- What waits for a reviewer, per workarea: held, unexpired items inside its
+-- review subtrees that its principal neither wrote nor judged (R2's closure
+-- check happens when one is served); leased ones counted apart.
+SELECT a.workarea_id,
+       count(*)::bigint AS waiting,
+       (count(*) FILTER (WHERE a.leased_until > @now))::bigint AS leased,
+       min(a.submitted_at)::timestamptz AS oldest
+FROM admission.artifacts a
+WHERE a.tenant_id = @tenant_id AND a.state = 'held' AND a.held_expires_at > @now
+  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> a.workarea_id_path
+  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> a.workarea_id_path)
+  AND a.author_principal <> @principal
+  AND NOT EXISTS (
+      SELECT 1 FROM admission.serves s
+      WHERE s.tenant_id = a.tenant_id AND s.artifact_id = a.id
+        AND s.verdict IS NOT NULL AND s.reviewer_principal = @principal
+  )
+GROUP BY a.workarea_id;
+
 -- name: ArtifactsExpireDue :many
 -- Held items past their expiry become expired; SKIP LOCKED lets every
 -- replica sweep without waiting on another.

@@ -26,6 +26,23 @@ ORDER BY e.proposed_at
 LIMIT 1
 FOR UPDATE OF e SKIP LOCKED;
 
+-- name: EdgesQueueCounts :many
+-- Pending edges a reviewer could ratify, per the workarea of their from
+-- endpoint (the last label of its id path: the id's suffix); leased ones
+-- counted apart.
+SELECT subpath(e.from_id_path, -1)::text AS from_label,
+       count(*)::bigint AS waiting,
+       (count(*) FILTER (WHERE e.leased_until > @now))::bigint AS leased,
+       min(e.proposed_at)::timestamptz AS oldest
+FROM lineage.edges e
+WHERE e.tenant_id = @tenant_id AND e.state = 'pending'
+  AND e.proposer_principal <> @principal
+  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> e.from_id_path
+  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> e.to_id_path
+  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> e.from_id_path)
+  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> e.to_id_path)
+GROUP BY 1;
+
 -- name: EdgeLease :exec
 UPDATE lineage.edges SET leased_until = $3 WHERE tenant_id = $1 AND id = $2;
 

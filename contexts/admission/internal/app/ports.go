@@ -74,6 +74,17 @@ type Lineage interface {
 	// caller's unit of work; both endpoints must lie inside within (the
 	// reviewer's dreamer.review subtrees now), else access.denied.
 	DecideEdge(ctx context.Context, tenant, edgeID string, approve bool, byKey string, within Subtrees) (Edge, error)
+	// EdgeQueue counts, per the workarea of their from endpoint, the
+	// pending edges NextEdge could serve the reviewer (leased ones too).
+	EdgeQueue(ctx context.Context, tenant, principal string, within Subtrees, now time.Time) ([]QueueCount, error)
+}
+
+// QueueCount is what waits for one reviewer in one workarea.
+type QueueCount struct {
+	WorkareaID string
+	Waiting    int // including Leased
+	Leased     int // leased to a reviewer now
+	Oldest     time.Time
 }
 
 // Edge is a proposed edge as a reviewer is shown it.
@@ -190,6 +201,9 @@ type Repository interface {
 	// QueueCandidates lists held, unexpired, unleased items inside
 	// f.Within, oldest first, without locking them.
 	QueueCandidates(ctx context.Context, tenant string, f QueueFilter) ([]domain.Claim, error)
+	// QueueCounts counts, per workarea, the held, unexpired items inside
+	// f.Within that f.Principal neither wrote nor judged (leased ones too).
+	QueueCounts(ctx context.Context, tenant string, f QueueFilter) ([]QueueCount, error)
 	// ServeInsert takes the item's lease and records the serve;
 	// ErrConflict when another reviewer leased the item first.
 	ServeInsert(ctx context.Context, tenant string, s domain.Serve) error

@@ -40,6 +40,7 @@ func (h *Handlers) Routes(r chi.Router) {
 	r.Post("/memories", transport.Handler(h.submit))
 	r.Get("/memories/mine", transport.Handler(h.mine))
 	r.Get("/artifacts/{id}", transport.Handler(h.artifact))
+	r.Get("/reviews/queue", transport.Handler(h.queue))
 	r.Post("/reviews/serve", transport.Handler(h.serve))
 	r.Post("/reviews/{serve_id}/verdict", transport.Handler(h.verdict))
 	r.Get("/workareas/{id}/review-policy", transport.Handler(h.getPolicy))
@@ -112,6 +113,34 @@ func (h *Handlers) artifact(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	transport.WriteJSON(w, http.StatusOK, wire.ToArtifact(v.Claim, v.Parents, v.Author))
+	return nil
+}
+
+// queueRow is one workarea of GET /v1/reviews/queue.
+type queueRow struct {
+	Workarea string    `json:"workarea"`
+	Path     string    `json:"path"`
+	Claims   int       `json:"claims"`
+	Edges    int       `json:"edges"`
+	Leased   int       `json:"leased"`
+	Oldest   time.Time `json:"oldest"`
+}
+
+// queue answers what waits for the caller per workarea it reviews, oldest
+// first, with the totals.
+func (h *Handlers) queue(w http.ResponseWriter, r *http.Request) error {
+	entries, err := h.svc.Queue(r.Context())
+	if err != nil {
+		return err
+	}
+	rows := make([]queueRow, len(entries))
+	var claims, edges int
+	for i, e := range entries {
+		rows[i] = queueRow{Workarea: e.Workarea.ID, Path: e.Workarea.Path, Claims: e.Claims, Edges: e.Edges, Leased: e.Leased, Oldest: e.Oldest.UTC()}
+		claims, edges = claims+e.Claims, edges+e.Edges
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	transport.WriteJSON(w, http.StatusOK, map[string]any{"workareas": rows, "claims": claims, "edges": edges})
 	return nil
 }
 

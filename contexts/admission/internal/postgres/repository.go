@@ -271,6 +271,21 @@ func (r *Repository) QueueCandidates(ctx context.Context, tenant string, f app.Q
 	return claimsFromRows(rows)
 }
 
+// QueueCounts implements app.Repository.
+func (r *Repository) QueueCounts(ctx context.Context, tenant string, f app.QueueFilter) ([]app.QueueCount, error) {
+	rows, err := r.q.ArtifactsQueueCounts(ctx, r.conn(ctx), dbsqlc.ArtifactsQueueCountsParams{
+		TenantID: tenant, Now: &f.Now, Allow: orEmpty(f.Within.Allow), Deny: orEmpty(f.Within.Deny), Principal: f.Principal,
+	})
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]app.QueueCount, len(rows))
+	for i, row := range rows {
+		out[i] = app.QueueCount{WorkareaID: row.WorkareaID, Waiting: int(row.Waiting), Leased: int(row.Leased), Oldest: row.Oldest}
+	}
+	return out, nil
+}
+
 func deref(s *string) string {
 	if s == nil {
 		return ""

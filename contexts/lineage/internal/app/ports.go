@@ -33,6 +33,14 @@ type Workarea struct {
 // vocabulary).
 type Subtrees = scope.Subtrees
 
+// QueueCount is what waits for one reviewer in one workarea.
+type QueueCount struct {
+	WorkareaID string
+	Waiting    int // including Leased
+	Leased     int // leased to a reviewer now
+	Oldest     time.Time
+}
+
 // Access is the access context as lineage needs it.
 type Access interface {
 	Workarea(ctx context.Context, ref string) (Workarea, error)
@@ -107,6 +115,9 @@ type Repository interface {
 	// EdgeNextForReview locks (SKIP LOCKED) and leases the oldest pending
 	// edge the reviewer may ratify.
 	EdgeNextForReview(ctx context.Context, tenant, principal string, within Subtrees, now, leaseUntil time.Time) (domain.Edge, error)
+	// EdgesQueueCounts counts, per from-endpoint workarea, the pending
+	// edges EdgeNextForReview could serve the reviewer (leased ones too).
+	EdgesQueueCounts(ctx context.Context, tenant, principal string, within Subtrees, now time.Time) ([]QueueCount, error)
 	EdgeDecide(ctx context.Context, e domain.Edge, by string) error
 	ClaimEdgesTouching(ctx context.Context, tenant string, ids []string) ([]domain.Edge, error)
 	WorkareaEdgesFrom(ctx context.Context, tenant, workarea string) ([]domain.Edge, error)

@@ -152,6 +152,12 @@ func (s *Service) NextForReview(ctx context.Context, tenant, principal string, w
 	return e, err == nil, err
 }
 
+// QueueCounts counts the pending edges the reviewer could ratify, per the
+// workarea of their from endpoint.
+func (s *Service) QueueCounts(ctx context.Context, tenant, principal string, within Subtrees, now time.Time) ([]QueueCount, error) {
+	return s.Repo.EdgesQueueCounts(ctx, tenant, principal, within, now)
+}
+
 // Decide ratifies or rejects a leased edge, journalled, in the caller's
 // unit of work. within is where the reviewer holds dreamer.review now:
 // both endpoints must still lie inside it, as when the edge was served.

@@ -216,6 +216,38 @@ func (s *Store) EdgeNextForReview(_ context.Context, tenant, principal string, w
 	return *best, nil
 }
 
+// EdgesQueueCounts counts what EdgeNextForReview could serve, leased
+// edges included, per from-endpoint workarea.
+func (s *Store) EdgesQueueCounts(_ context.Context, tenant, principal string, within app.Subtrees, now time.Time) ([]app.QueueCount, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	by := map[string]*app.QueueCount{}
+	var out []app.QueueCount
+	for _, e := range s.edges {
+		if e.TenantID != tenant || e.State != domain.Pending || e.ProposerPrincipal == principal ||
+			!within.Contains(e.FromIDPath) || !within.Contains(e.ToIDPath) {
+			continue
+		}
+		from, _ := e.Workareas()
+		c := by[from]
+		if c == nil {
+			c = &app.QueueCount{WorkareaID: from, Oldest: e.ProposedAt}
+			by[from] = c
+		}
+		c.Waiting++
+		if e.LeasedUntil != nil && e.LeasedUntil.After(now) {
+			c.Leased++
+		}
+		if e.ProposedAt.Before(c.Oldest) {
+			c.Oldest = e.ProposedAt
+		}
+	}
+	for _, c := range by {
+		out = append(out, *c)
+	}
+	return out, nil
+}
+
 // EdgeDecide stores a decision and ends the lease.
 func (s *Store) EdgeDecide(_ context.Context, e domain.Edge, _ string) error {
 	s.mu.Lock()

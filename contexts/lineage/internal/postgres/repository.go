@@ -10,6 +10,7 @@ import (
 	"github.com/omlhub/oml/contexts/lineage/internal/app"
 	"github.com/omlhub/oml/contexts/lineage/internal/domain"
 	"github.com/omlhub/oml/contexts/lineage/internal/postgres/dbsqlc"
+	"github.com/omlhub/oml/platform/ids"
 	"github.com/omlhub/oml/platform/pg"
 )
 
@@ -133,6 +134,21 @@ func (r *Repository) EdgeGetForUpdate(ctx context.Context, tenant, id string) (d
 
 // EdgeNextForReview locks and leases the oldest pending edge the reviewer
 // may ratify.
+// EdgesQueueCounts implements app.Repository.
+func (r *Repository) EdgesQueueCounts(ctx context.Context, tenant, principal string, within app.Subtrees, now time.Time) ([]app.QueueCount, error) {
+	rows, err := r.q.EdgesQueueCounts(ctx, r.conn(ctx), dbsqlc.EdgesQueueCountsParams{
+		TenantID: tenant, Principal: principal, Now: &now, Allow: orEmpty(within.Allow), Deny: orEmpty(within.Deny),
+	})
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]app.QueueCount, len(rows))
+	for i, row := range rows {
+		out[i] = app.QueueCount{WorkareaID: ids.WithSuffix(ids.Workarea, row.FromLabel), Waiting: int(row.Waiting), Leased: int(row.Leased), Oldest: row.Oldest}
+	}
+	return out, nil
+}
+
 func (r *Repository) EdgeNextForReview(ctx context.Context, tenant, principal string, within app.Subtrees, now, leaseUntil time.Time) (domain.Edge, error) {
 	rows, err := r.q.EdgesQueue(ctx, r.conn(ctx), dbsqlc.EdgesQueueParams{
 		TenantID: tenant, Principal: principal, Now: &now, Allow: orEmpty(within.Allow), Deny: orEmpty(within.Deny),

@@ -218,3 +218,46 @@ func touching(t *testing.T, s Store) {
 		t.Fatalf("edges of another tenant: %+v, %v", got, err)
 	}
 }
+
+// queueCounts counts what a reviewer could be served, per from-endpoint
+// workarea, with the leased edges among them.
+func queueCounts(t *testing.T, s Store) {
+	ctx := context.Background()
+	tenant := ids.New(ids.Tenant)
+	a := arts(8)
+	insert := func(from, to int, at time.Duration, edit func(*domain.Edge)) domain.Edge {
+		e := claimEdge(tenant, a[from], a[to], "supports", now.Add(at))
+		if edit != nil {
+			edit(&e)
+		}
+		must(t, s.Repo.EdgeInsert(ctx, e))
+		return e
+	}
+	insert(0, 1, -4*time.Hour, func(e *domain.Edge) { e.ProposerPrincipal = "pr_rev" })       // its own
+	insert(1, 2, -3*time.Hour, func(e *domain.Edge) { e.ToIDPath = "wa_u.wa_x" })             // outside
+	insert(2, 3, -3*time.Hour, func(e *domain.Edge) { e.FromIDPath = "wa_u.wa_p.wa_secret" }) // denied
+	older := insert(3, 4, -2*time.Hour, nil)
+	insert(4, 5, -1*time.Hour, nil)
+	crew := insert(5, 6, -5*time.Hour, func(e *domain.Edge) { e.FromIDPath = "wa_u.wa_p.wa_crew" })
+	must(t, s.Tx.InTx(ctx, func(ctx context.Context) error {
+		_, err := s.Repo.EdgeNextForReview(ctx, tenant, "pr_rev", reviewer, now, now.Add(time.Minute))
+		return err
+	}))
+	counts, err := s.Repo.EdgesQueueCounts(ctx, tenant, "pr_rev", reviewer, now)
+	must(t, err)
+	slices.SortFunc(counts, func(x, y app.QueueCount) int { return x.Oldest.Compare(y.Oldest) })
+	pFrom, _ := older.Workareas()
+	crewFrom, _ := crew.Workareas()
+	want := []app.QueueCount{
+		{WorkareaID: crewFrom, Waiting: 1, Leased: 1, Oldest: crew.ProposedAt}, // the oldest, leased above
+		{WorkareaID: pFrom, Waiting: 2, Leased: 0, Oldest: older.ProposedAt},
+	}
+	if len(counts) != len(want) {
+		t.Fatalf("counts %+v, want %+v", counts, want)
+	}
+	for i := range want {
+		if c := counts[i]; c.WorkareaID != want[i].WorkareaID || c.Waiting != want[i].Waiting || c.Leased != want[i].Leased || !c.Oldest.Equal(want[i].Oldest) {
+			t.Fatalf("counts[%d] = %+v, want %+v", i, c, want[i])
+		}
+	}
+}

@@ -34,6 +34,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"concurrent leases never share an edge", concurrentLeases},
 		{"decide", decide},
 		{"touching order", touching},
+		{"queue counts", queueCounts},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { t.Parallel(); c.fn(t, newStore(t)) })

@@ -675,6 +675,73 @@ func (q *Queries) ArtifactsQueue(ctx context.Context, db DBTX, arg ArtifactsQueu
 	return items, nil
 }
 
+const artifactsQueueCounts = `-- name: ArtifactsQueueCounts :many
+SELECT a.workarea_id,
+       count(*)::bigint AS waiting,
+       (count(*) FILTER (WHERE a.leased_until > $1))::bigint AS leased,
+       min(a.submitted_at)::timestamptz AS oldest
+FROM admission.artifacts a
+WHERE a.tenant_id = $2 AND a.state = 'held' AND a.held_expires_at > $1
+  AND CAST($3::text[] AS ltree[]) @> a.workarea_id_path
+  AND NOT (CAST($4::text[] AS ltree[]) @> a.workarea_id_path)
+  AND a.author_principal <> $5
+  AND NOT EXISTS (
+      SELECT 1 FROM admission.serves s
+      WHERE s.tenant_id = a.tenant_id AND s.artifact_id = a.id
+        AND s.verdict IS NOT NULL AND s.reviewer_principal = $5
+  )
+GROUP BY a.workarea_id
+`
+
+type ArtifactsQueueCountsParams struct {
+	Now       *time.Time
+	TenantID  string
+	Allow     []string
+	Deny      []string
+	Principal string
+}
+
+type ArtifactsQueueCountsRow struct {
+	WorkareaID string
+	Waiting    int64
+	Leased     int64
+	Oldest     time.Time
+}
+
+// What waits for a reviewer, per workarea: held, unexpired items inside its
+// review subtrees that its principal neither wrote nor judged (R2's closure
+// check happens when one is served); leased ones counted apart.
+func (q *Queries) ArtifactsQueueCounts(ctx context.Context, db DBTX, arg ArtifactsQueueCountsParams) ([]ArtifactsQueueCountsRow, error) {
+	rows, err := db.Query(ctx, artifactsQueueCounts,
+		arg.Now,
+		arg.TenantID,
+		arg.Allow,
+		arg.Deny,
+		arg.Principal,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ArtifactsQueueCountsRow
+	for rows.Next() {
+		var i ArtifactsQueueCountsRow
+		if err := rows.Scan(
+			&i.WorkareaID,
+			&i.Waiting,
+			&i.Leased,
+			&i.Oldest,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const artifactsRecentPromoted = `-- name: ArtifactsRecentPromoted :many
 SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts
 WHERE tenant_id = $1 AND state = 'promoted' AND workarea_id_path <@ CAST($2::text AS ltree)

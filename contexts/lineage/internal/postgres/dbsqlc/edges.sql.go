@@ -193,6 +193,70 @@ func (q *Queries) EdgesQueue(ctx context.Context, db DBTX, arg EdgesQueueParams)
 	return items, nil
 }
 
+const edgesQueueCounts = `-- name: EdgesQueueCounts :many
+SELECT subpath(e.from_id_path, -1)::text AS from_label,
+       count(*)::bigint AS waiting,
+       (count(*) FILTER (WHERE e.leased_until > $1))::bigint AS leased,
+       min(e.proposed_at)::timestamptz AS oldest
+FROM lineage.edges e
+WHERE e.tenant_id = $2 AND e.state = 'pending'
+  AND e.proposer_principal <> $3
+  AND CAST($4::text[] AS ltree[]) @> e.from_id_path
+  AND CAST($4::text[] AS ltree[]) @> e.to_id_path
+  AND NOT (CAST($5::text[] AS ltree[]) @> e.from_id_path)
+  AND NOT (CAST($5::text[] AS ltree[]) @> e.to_id_path)
+GROUP BY 1
+`
+
+type EdgesQueueCountsParams struct {
+	Now       *time.Time
+	TenantID  string
+	Principal string
+	Allow     []string
+	Deny      []string
+}
+
+type EdgesQueueCountsRow struct {
+	FromLabel string
+	Waiting   int64
+	Leased    int64
+	Oldest    time.Time
+}
+
+// Pending edges a reviewer could ratify, per the workarea of their from
+// endpoint (the last label of its id path: the id's suffix); leased ones
+// counted apart.
+func (q *Queries) EdgesQueueCounts(ctx context.Context, db DBTX, arg EdgesQueueCountsParams) ([]EdgesQueueCountsRow, error) {
+	rows, err := db.Query(ctx, edgesQueueCounts,
+		arg.Now,
+		arg.TenantID,
+		arg.Principal,
+		arg.Allow,
+		arg.Deny,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []EdgesQueueCountsRow
+	for rows.Next() {
+		var i EdgesQueueCountsRow
+		if err := rows.Scan(
+			&i.FromLabel,
+			&i.Waiting,
+			&i.Leased,
+			&i.Oldest,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const edgesTouching = `-- name: EdgesTouching :many
 SELECT tenant_id, id, kind, label, from_id, to_id, from_id_path, to_id_path, note, state, proposer_key_id, proposer_principal, proposed_at, decided_at, decided_by, leased_until FROM lineage.edges
 WHERE tenant_id = $1 AND kind = 'claim' AND state <> 'rejected'

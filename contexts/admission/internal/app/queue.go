@@ -1,0 +1,94 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/omlhub/oml/platform/auth"
+	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/scope"
+)
+
+// QueueEntry is what waits for the calling reviewer in one workarea.
+type QueueEntry struct {
+	Workarea Workarea
+	Claims   int // held items, leased ones included
+	Edges    int // pending edges from this workarea, leased ones included
+	Leased   int // of those, leased to a reviewer now
+	Oldest   time.Time
+}
+
+// Queue counts what waits for the caller in each workarea it reviews,
+// oldest first: held items its principal neither wrote nor judged, and
+// pending edges it did not propose. R2's closure check runs when an item
+// is served, so a counted item may still be passed over for this caller.
+func (s *Service) Queue(ctx context.Context) ([]QueueEntry, error) {
+	caller, err := auth.ContentCaller(ctx, "reviews")
+	if err != nil {
+		return nil, err
+	}
+	reviewable, err := s.Access.Subtrees(ctx, scope.DreamerReview)
+	if err != nil {
+		return nil, err
+	}
+	if reviewable.Empty() {
+		return nil, errs.New(errs.Denied, "the review queue needs dreamer.review effective access (D7, D14)",
+			"this key holds dreamer.review on no workarea")
+	}
+	now := s.now()
+	claims, err := s.Repo.QueueCounts(ctx, caller.TenantID, QueueFilter{Within: reviewable, Principal: caller.PrincipalID, Now: now})
+	if err != nil {
+		return nil, fmt.Errorf("count held items: %w", err)
+	}
+	edges, err := s.Lineage.EdgeQueue(ctx, caller.TenantID, caller.PrincipalID, reviewable, now)
+	if err != nil {
+		return nil, fmt.Errorf("count pending edges: %w", err)
+	}
+	by := map[string]*QueueEntry{}
+	add := func(c QueueCount, edge bool) {
+		e := by[c.WorkareaID]
+		if e == nil {
+			e = &QueueEntry{Workarea: Workarea{ID: c.WorkareaID}, Oldest: c.Oldest}
+			by[c.WorkareaID] = e
+		}
+		if edge {
+			e.Edges += c.Waiting
+		} else {
+			e.Claims += c.Waiting
+		}
+		e.Leased += c.Leased
+		if c.Oldest.Before(e.Oldest) {
+			e.Oldest = c.Oldest
+		}
+	}
+	for _, c := range claims {
+		add(c, false)
+	}
+	for _, c := range edges {
+		add(c, true)
+	}
+	ws, err := s.Access.WorkareasByIDs(ctx, slices.Collect(maps.Keys(by)))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]QueueEntry, 0, len(by))
+	for id, e := range by {
+		w, ok := ws[id]
+		if !ok {
+			continue // the counts filtered by subtree already; a race with a revoke
+		}
+		e.Workarea = w
+		out = append(out, *e)
+	}
+	slices.SortFunc(out, func(a, b QueueEntry) int {
+		if c := a.Oldest.Compare(b.Oldest); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Workarea.Path, b.Workarea.Path)
+	})
+	return out, nil
+}
