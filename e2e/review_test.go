@@ -125,3 +125,77 @@ func TestReviewQueue(t *testing.T) {
 		}
 	}
 }
+
+// POST /v1/reviews/{serve_id}/release gives a serve back: the item (claim
+// or edge) returns to the queue at once; the serve takes no verdict after.
+// Only the served key may release; others' and unknown serves are missing.
+func TestServeRelease(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	s.grant(t, tm.writer.KeyID, "universe.procurement", "dreamer.propose", "allow")
+	q1 := s.createWorkarea(t, "universe.procurement", "q1-2027")
+	writer := s.mcpSession(t, tm.writer.Token, "2025-11-25")
+	got := toolJSON[remembered](t, writer, "oml_remember", map[string]any{"workarea": tm.crew.ID, "claim_key": "k", "text": "Zinc is 2,700 USD/t."})
+	release := func(key, id string) reply { t.Helper(); return s.do(t, "POST", "/v1/reviews/"+id+"/release", key, nil) }
+
+	srv, ok := s.serve(t, tm.reviewer.Token)
+	if !ok || srv.Item.ArtifactID != got.ArtifactID {
+		t.Fatalf("serve: %v %+v", ok, srv)
+	}
+	for name, r := range map[string]reply{
+		"another reviewer's serve": release(tm.author2.Token, srv.ServeID),
+		"an unknown serve":         release(tm.reviewer.Token, "srv_nope"),
+	} {
+		if r.Status != 404 || r.code() != "access.not_found" {
+			t.Errorf("%s: %d %s", name, r.Status, r.Body)
+		}
+	}
+	if r := s.do(t, "POST", "/v1/reviews/"+srv.ServeID+"/release", tm.reviewer.Token, map[string]any{"why": "x"}); r.Status != 400 {
+		t.Fatalf("unknown field: %d %s", r.Status, r.Body)
+	}
+	if r := release(tm.reviewer.Token, srv.ServeID); r.Status != 200 {
+		t.Fatalf("release: %d %s", r.Status, r.Body)
+	}
+	if r := release(tm.reviewer.Token, srv.ServeID); r.code() != "review.serve_consumed" {
+		t.Fatalf("a second release: %d %s", r.Status, r.Body)
+	}
+	if r := s.verdict(t, tm.reviewer.Token, srv.ServeID, "approve"); r.code() != "review.serve_consumed" {
+		t.Fatalf("a verdict on a released serve: %d %s", r.Status, r.Body)
+	}
+	if n := s.count(t, `SELECT count(*) FROM admission.artifacts WHERE id = $1 AND state = 'held' AND leased_until IS NULL AND approvals = 0`, got.ArtifactID); n != 1 {
+		t.Fatal("the released item is not back in the queue unchanged")
+	}
+	// Another reviewer is served it at once, and judges it.
+	again, ok := s.serve(t, tm.author2.Token)
+	if !ok || again.Item.ArtifactID != got.ArtifactID {
+		t.Fatalf("after the release: %v %+v", ok, again)
+	}
+	decode[map[string]any](t, s.verdict(t, tm.author2.Token, again.ServeID, "approve"), 200)
+
+	// An edge goes back the same way.
+	toolJSON[map[string]any](t, writer, "oml_relate_propose", map[string]any{"kind": "workarea", "label": "continues", "from": q1.ID, "to": tm.crew.ID})
+	edgeServe := func(key string) string {
+		t.Helper()
+		r := s.do(t, "POST", "/v1/reviews/serve", key, nil)
+		return decode[struct {
+			ServeID string `json:"serve_id"`
+			Subject string `json:"subject"`
+		}](t, r, 200).ServeID
+	}
+	first := edgeServe(tm.reviewer.Token)
+	if r := s.do(t, "POST", "/v1/reviews/serve", tm.author2.Token, nil); r.Status != 204 {
+		t.Fatalf("a leased edge served twice: %d %s", r.Status, r.Body)
+	}
+	if r := release(tm.reviewer.Token, first); r.Status != 200 {
+		t.Fatalf("release the edge: %d %s", r.Status, r.Body)
+	}
+	second := edgeServe(tm.author2.Token)
+	if r := s.verdict(t, tm.author2.Token, second, "approve"); r.Status != 200 {
+		t.Fatalf("verdict on the re-served edge: %d %s", r.Status, r.Body)
+	}
+	// The release is in the journal, seen by its actor.
+	if n := s.count(t, `SELECT count(*) FROM platform.journal_events WHERE event_type = 'review.release'`); n != 2 {
+		t.Fatalf("%d release events, want 2", n)
+	}
+}

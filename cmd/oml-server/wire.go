@@ -246,6 +246,10 @@ func (l lineagePort) DecideEdge(ctx context.Context, tenant, edgeID string, appr
 	return toAdmissionEdge(e), err
 }
 
+func (l lineagePort) ReleaseEdge(ctx context.Context, tenant, edgeID string) error {
+	return l.m.ReleaseEdge(ctx, tenant, edgeID)
+}
+
 func (l lineagePort) EdgeQueue(ctx context.Context, tenant, principal string, within admission.Subtrees, now time.Time) ([]admission.QueueCount, error) {
 	counts, err := l.m.QueueCounts(ctx, tenant, principal, lineage.Subtrees(within), now)
 	out := make([]admission.QueueCount, len(counts))

@@ -109,6 +109,12 @@ func (m *Module) QueueCounts(ctx context.Context, tenant, principal string, with
 	return m.svc.QueueCounts(ctx, tenant, principal, within, now)
 }
 
+// ReleaseEdge gives a leased pending edge back to the queue, in the
+// caller's unit of work.
+func (m *Module) ReleaseEdge(ctx context.Context, tenant, edgeID string) error {
+	return m.svc.ReleaseEdge(ctx, tenant, edgeID)
+}
+
 // Decide ratifies or rejects a leased edge in the caller's unit of work.
 func (m *Module) Decide(ctx context.Context, tenant, edgeID string, approve bool, byKey string, within Subtrees) (Edge, error) {
 	return m.svc.Decide(ctx, tenant, edgeID, approve, byKey, within)

@@ -109,6 +109,11 @@ WHERE (a.tenant_id, a.id) IN (
 )
 RETURNING a.*;
 
+-- name: ArtifactLeaseClear :exec
+-- A released serve gives the held item back to the queue.
+UPDATE admission.artifacts SET leased_until = NULL
+WHERE tenant_id = @tenant_id AND id = @id AND state = 'held';
+
 -- name: ArtifactLease :execrows
 -- Leases a held item unless someone else holds a lease on it: the row lock
 -- and the re-checked condition make one reviewer win.

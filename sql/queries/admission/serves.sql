@@ -19,3 +19,7 @@ SELECT EXISTS (
     WHERE tenant_id = @tenant_id AND artifact_id = @artifact_id AND reviewer_key_id = @key_id
       AND consumed_at IS NULL AND expires_at > @now
 );
+
+-- name: ServeRelease :exec
+-- A reviewer gives a serve back: consumed without a verdict.
+UPDATE admission.serves SET consumed_at = @now WHERE tenant_id = @tenant_id AND id = @id;

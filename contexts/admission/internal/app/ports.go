@@ -74,6 +74,9 @@ type Lineage interface {
 	// caller's unit of work; both endpoints must lie inside within (the
 	// reviewer's dreamer.review subtrees now), else access.denied.
 	DecideEdge(ctx context.Context, tenant, edgeID string, approve bool, byKey string, within Subtrees) (Edge, error)
+	// ReleaseEdge gives a leased pending edge back to the queue, in the
+	// caller's unit of work.
+	ReleaseEdge(ctx context.Context, tenant, edgeID string) error
 	// EdgeQueue counts, per the workarea of their from endpoint, the
 	// pending edges NextEdge could serve the reviewer (leased ones too).
 	EdgeQueue(ctx context.Context, tenant, principal string, within Subtrees, now time.Time) ([]QueueCount, error)
@@ -212,6 +215,10 @@ type Repository interface {
 	// of an artifact.
 	ServeLive(ctx context.Context, tenant, artifact, keyID string, now time.Time) (bool, error)
 	ServeDecide(ctx context.Context, tenant string, s domain.Serve, v domain.Verdict, reason string) error
+	// ServeRelease consumes a serve without a verdict, and ClaimLeaseClear
+	// gives its held item back to the queue.
+	ServeRelease(ctx context.Context, tenant, id string, at time.Time) error
+	ClaimLeaseClear(ctx context.Context, tenant, id string) error
 
 	PolicyAt(ctx context.Context, tenant, idPath string) (domain.Policy, error)
 	// PoliciesAt is PolicyAt for many id paths at once.

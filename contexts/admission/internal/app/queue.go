@@ -2,14 +2,17 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/omlhub/oml/contexts/admission/internal/domain"
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/journal"
 	"github.com/omlhub/oml/platform/scope"
 )
 
@@ -91,4 +94,53 @@ func (s *Service) Queue(ctx context.Context) ([]QueueEntry, error) {
 		return strings.Compare(a.Workarea.Path, b.Workarea.Path)
 	})
 	return out, nil
+}
+
+// Release gives a serve back: the serve is consumed without a verdict and
+// its item returns to the queue at once, for any reviewer (this one too:
+// it is still the oldest). Only the served key may release; an unknown or
+// foreign serve answers as a missing one, a consumed or expired serve with
+// the verdict's refusals.
+func (s *Service) Release(ctx context.Context, serveID string) (domain.Serve, error) {
+	caller, err := auth.ContentCaller(ctx, "reviews")
+	if err != nil {
+		return domain.Serve{}, err
+	}
+	var out domain.Serve
+	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
+		srv, err := s.Repo.ServeGetForUpdate(ctx, caller.TenantID, serveID)
+		if errors.Is(err, ErrNotFound) || (err == nil && srv.Reviewer.KeyID != caller.KeyID) {
+			return errs.New(errs.NotFound, "a serve_id is the served key's alone (D14); unknown and foreign serves are indistinguishable",
+				"no serve with that id for this key")
+		}
+		if err != nil {
+			return fmt.Errorf("load serve: %w", err)
+		}
+		now := s.now()
+		if err := srv.Consume(now); err != nil {
+			return err
+		}
+		if err := s.Repo.ServeRelease(ctx, caller.TenantID, srv.ID, now); err != nil {
+			return fmt.Errorf("release serve: %w", err)
+		}
+		ev := journal.Event{Type: "review.release", Actor: caller.KeyID, Payload: map[string]any{"serve_id": srv.ID}}
+		if srv.EdgeID != "" {
+			if err := s.Lineage.ReleaseEdge(ctx, caller.TenantID, srv.EdgeID); err != nil {
+				return fmt.Errorf("release edge: %w", err)
+			}
+			ev.Subject = map[string]any{"edge_id": srv.EdgeID}
+		} else {
+			c, err := s.Repo.ClaimGetForUpdate(ctx, caller.TenantID, srv.ArtifactID)
+			if err != nil {
+				return fmt.Errorf("lock claim: %w", err)
+			}
+			if err := s.Repo.ClaimLeaseClear(ctx, caller.TenantID, c.ID); err != nil {
+				return fmt.Errorf("release claim: %w", err)
+			}
+			ev.Workarea, ev.Subject = c.WorkareaID, subject(c)
+		}
+		out = srv
+		return s.record(ctx, caller.TenantID, ev)
+	})
+	return out, err
 }

@@ -126,7 +126,7 @@ func ParseVerdict(s string) (Verdict, error) {
 func (s *Serve) Consume(now time.Time) error {
 	if s.ConsumedAt != nil {
 		return errs.New(errs.ServeConsumed, "serve ceremony: the first verdict consumes the serve_id (D14)",
-			"serve %s already has its verdict", s.ID)
+			"serve %s is consumed: it has its verdict or was released", s.ID)
 	}
 	if !now.Before(s.ExpiresAt) {
 		return errs.New(errs.ServeExpired, "serve ceremony: a serve_id expires; ask for a new serve (D14)",

@@ -43,6 +43,7 @@ func (h *Handlers) Routes(r chi.Router) {
 	r.Get("/reviews/queue", transport.Handler(h.queue))
 	r.Post("/reviews/serve", transport.Handler(h.serve))
 	r.Post("/reviews/{serve_id}/verdict", transport.Handler(h.verdict))
+	r.Post("/reviews/{serve_id}/release", transport.Handler(h.release))
 	r.Get("/workareas/{id}/review-policy", transport.Handler(h.getPolicy))
 	r.Put("/workareas/{id}/review-policy", transport.Handler(h.putPolicy))
 	r.Put("/review-settings", transport.Handler(h.putSettings))
@@ -113,6 +114,20 @@ func (h *Handlers) artifact(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	transport.WriteJSON(w, http.StatusOK, wire.ToArtifact(v.Claim, v.Parents, v.Author))
+	return nil
+}
+
+// release gives a serve back: → {"serve_id", "released_at"}.
+func (h *Handlers) release(w http.ResponseWriter, r *http.Request) error {
+	var empty struct{}
+	if err := transport.DecodeOptional(r, &empty); err != nil {
+		return err
+	}
+	srv, err := h.svc.Release(r.Context(), chi.URLParam(r, "serve_id"))
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, map[string]any{"serve_id": srv.ID, "released_at": srv.ConsumedAt.UTC()})
 	return nil
 }
 

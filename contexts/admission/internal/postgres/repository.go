@@ -271,6 +271,16 @@ func (r *Repository) QueueCandidates(ctx context.Context, tenant string, f app.Q
 	return claimsFromRows(rows)
 }
 
+// ServeRelease implements app.Repository.
+func (r *Repository) ServeRelease(ctx context.Context, tenant, id string, at time.Time) error {
+	return translate(r.q.ServeRelease(ctx, r.conn(ctx), dbsqlc.ServeReleaseParams{TenantID: tenant, ID: id, Now: &at}))
+}
+
+// ClaimLeaseClear implements app.Repository.
+func (r *Repository) ClaimLeaseClear(ctx context.Context, tenant, id string) error {
+	return translate(r.q.ArtifactLeaseClear(ctx, r.conn(ctx), dbsqlc.ArtifactLeaseClearParams{TenantID: tenant, ID: id}))
+}
+
 // QueueCounts implements app.Repository.
 func (r *Repository) QueueCounts(ctx context.Context, tenant string, f app.QueueFilter) ([]app.QueueCount, error) {
 	rows, err := r.q.ArtifactsQueueCounts(ctx, r.conn(ctx), dbsqlc.ArtifactsQueueCountsParams{

@@ -158,6 +158,12 @@ func (s *Service) QueueCounts(ctx context.Context, tenant, principal string, wit
 	return s.Repo.EdgesQueueCounts(ctx, tenant, principal, within, now)
 }
 
+// ReleaseEdge gives a leased pending edge back to the queue, in the
+// caller's unit of work.
+func (s *Service) ReleaseEdge(ctx context.Context, tenant, edgeID string) error {
+	return s.Repo.EdgeLeaseClear(ctx, tenant, edgeID)
+}
+
 // Decide ratifies or rejects a leased edge, journalled, in the caller's
 // unit of work. within is where the reviewer holds dreamer.review now:
 // both endpoints must still lie inside it, as when the edge was served.

@@ -248,6 +248,18 @@ func (s *Store) EdgesQueueCounts(_ context.Context, tenant, principal string, wi
 	return out, nil
 }
 
+// EdgeLeaseClear ends a pending edge's lease.
+func (s *Store) EdgeLeaseClear(_ context.Context, tenant, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := tenant + "/" + id
+	if e, ok := s.edges[k]; ok && e.State == domain.Pending {
+		e.LeasedUntil = nil
+		s.edges[k] = e
+	}
+	return nil
+}
+
 // EdgeDecide stores a decision and ends the lease.
 func (s *Store) EdgeDecide(_ context.Context, e domain.Edge, _ string) error {
 	s.mu.Lock()

@@ -134,6 +134,11 @@ func (r *Repository) EdgeGetForUpdate(ctx context.Context, tenant, id string) (d
 
 // EdgeNextForReview locks and leases the oldest pending edge the reviewer
 // may ratify.
+// EdgeLeaseClear implements app.Repository.
+func (r *Repository) EdgeLeaseClear(ctx context.Context, tenant, id string) error {
+	return translate(r.q.EdgeLeaseClear(ctx, r.conn(ctx), dbsqlc.EdgeLeaseClearParams{TenantID: tenant, ID: id}))
+}
+
 // EdgesQueueCounts implements app.Repository.
 func (r *Repository) EdgesQueueCounts(ctx context.Context, tenant, principal string, within app.Subtrees, now time.Time) ([]app.QueueCount, error) {
 	rows, err := r.q.EdgesQueueCounts(ctx, r.conn(ctx), dbsqlc.EdgesQueueCountsParams{

@@ -260,4 +260,18 @@ func queueCounts(t *testing.T, s Store) {
 			t.Fatalf("counts[%d] = %+v, want %+v", i, c, want[i])
 		}
 	}
+	// A released lease frees the edge: still waiting, no longer leased.
+	must(t, s.Repo.EdgeLeaseClear(ctx, tenant, crew.ID))
+	stored, err := s.Repo.EdgeGetForUpdate(ctx, tenant, crew.ID)
+	must(t, err)
+	if stored.LeasedUntil != nil || stored.State != domain.Pending {
+		t.Fatalf("after the release: %+v", stored)
+	}
+	counts, err = s.Repo.EdgesQueueCounts(ctx, tenant, "pr_rev", reviewer, now)
+	must(t, err)
+	for _, c := range counts {
+		if c.Leased != 0 {
+			t.Fatalf("after the release: %+v", counts)
+		}
+	}
 }

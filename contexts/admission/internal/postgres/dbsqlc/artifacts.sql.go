@@ -315,6 +315,22 @@ func (q *Queries) ArtifactLease(ctx context.Context, db DBTX, arg ArtifactLeaseP
 	return result.RowsAffected(), nil
 }
 
+const artifactLeaseClear = `-- name: ArtifactLeaseClear :exec
+UPDATE admission.artifacts SET leased_until = NULL
+WHERE tenant_id = $1 AND id = $2 AND state = 'held'
+`
+
+type ArtifactLeaseClearParams struct {
+	TenantID string
+	ID       string
+}
+
+// A released serve gives the held item back to the queue.
+func (q *Queries) ArtifactLeaseClear(ctx context.Context, db DBTX, arg ArtifactLeaseClearParams) error {
+	_, err := db.Exec(ctx, artifactLeaseClear, arg.TenantID, arg.ID)
+	return err
+}
+
 const artifactPromotedVersions = `-- name: ArtifactPromotedVersions :many
 SELECT id, version FROM admission.artifacts
 WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND state = 'promoted'

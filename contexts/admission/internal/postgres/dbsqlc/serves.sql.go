@@ -132,3 +132,19 @@ func (q *Queries) ServeLive(ctx context.Context, db DBTX, arg ServeLiveParams) (
 	err := row.Scan(&exists)
 	return exists, err
 }
+
+const serveRelease = `-- name: ServeRelease :exec
+UPDATE admission.serves SET consumed_at = $1 WHERE tenant_id = $2 AND id = $3
+`
+
+type ServeReleaseParams struct {
+	Now      *time.Time
+	TenantID string
+	ID       string
+}
+
+// A reviewer gives a serve back: consumed without a verdict.
+func (q *Queries) ServeRelease(ctx context.Context, db DBTX, arg ServeReleaseParams) error {
+	_, err := db.Exec(ctx, serveRelease, arg.Now, arg.TenantID, arg.ID)
+	return err
+}

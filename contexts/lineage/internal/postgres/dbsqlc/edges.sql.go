@@ -126,6 +126,21 @@ func (q *Queries) EdgeLease(ctx context.Context, db DBTX, arg EdgeLeaseParams) e
 	return err
 }
 
+const edgeLeaseClear = `-- name: EdgeLeaseClear :exec
+UPDATE lineage.edges SET leased_until = NULL WHERE tenant_id = $1 AND id = $2 AND state = 'pending'
+`
+
+type EdgeLeaseClearParams struct {
+	TenantID string
+	ID       string
+}
+
+// A released serve gives the pending edge back to the queue.
+func (q *Queries) EdgeLeaseClear(ctx context.Context, db DBTX, arg EdgeLeaseClearParams) error {
+	_, err := db.Exec(ctx, edgeLeaseClear, arg.TenantID, arg.ID)
+	return err
+}
+
 const edgesQueue = `-- name: EdgesQueue :many
 SELECT tenant_id, id, kind, label, from_id, to_id, from_id_path, to_id_path, note, state, proposer_key_id, proposer_principal, proposed_at, decided_at, decided_by, leased_until FROM lineage.edges e
 WHERE e.tenant_id = $1 AND e.state = 'pending'
