@@ -246,8 +246,8 @@ func (l lineagePort) DecideEdge(ctx context.Context, tenant, edgeID string, appr
 	return toAdmissionEdge(e), err
 }
 
-func (l lineagePort) ReleaseEdge(ctx context.Context, tenant, edgeID string) error {
-	return l.m.ReleaseEdge(ctx, tenant, edgeID)
+func (l lineagePort) ReleaseEdge(ctx context.Context, tenant, edgeID string, lease time.Time) error {
+	return l.m.ReleaseEdge(ctx, tenant, edgeID, lease)
 }
 
 func (l lineagePort) EdgeQueue(ctx context.Context, tenant, principal string, within admission.Subtrees, now time.Time) ([]admission.QueueCount, error) {

@@ -109,10 +109,10 @@ func (m *Module) QueueCounts(ctx context.Context, tenant, principal string, with
 	return m.svc.QueueCounts(ctx, tenant, principal, within, now)
 }
 
-// ReleaseEdge gives a leased pending edge back to the queue, in the
-// caller's unit of work.
-func (m *Module) ReleaseEdge(ctx context.Context, tenant, edgeID string) error {
-	return m.svc.ReleaseEdge(ctx, tenant, edgeID)
+// ReleaseEdge gives a pending edge back to the queue if lease is still
+// its lease, in the caller's unit of work.
+func (m *Module) ReleaseEdge(ctx context.Context, tenant, edgeID string, lease time.Time) error {
+	return m.svc.ReleaseEdge(ctx, tenant, edgeID, lease)
 }
 
 // Decide ratifies or rejects a leased edge in the caller's unit of work.

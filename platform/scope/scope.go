@@ -33,10 +33,13 @@ func (t Subtrees) Contains(idPath string) bool {
 }
 
 // Within narrows the subtrees to the one rooted at root: root itself when
-// an allowed subtree holds it, else the allowed subtrees below root.
-// Denies stay as they are.
+// an allowed subtree holds it, else the allowed subtrees below root;
+// nothing when a denied subtree holds root. Denies stay as they are.
 func (t Subtrees) Within(root string) Subtrees {
 	out := Subtrees{Deny: t.Deny}
+	if under(root, t.Deny) {
+		return out // denied there: nothing to narrow to
+	}
 	if under(root, t.Allow) {
 		out.Allow = []string{root}
 		return out

@@ -33,6 +33,8 @@ func TestWithin(t *testing.T) {
 		{"u.b", []string{"u.b.x", "u.b.y"}},
 		{"u.c", nil},
 		{"u", []string{"u.a", "u.b.x", "u.b.y"}},
+		{"u.a.d", nil},
+		{"u.a.d.e", nil},
 	} {
 		got := s.Within(c.root)
 		if !slices.Equal(got.Allow, c.want) || !slices.Equal(got.Deny, s.Deny) {

@@ -110,9 +110,10 @@ WHERE (a.tenant_id, a.id) IN (
 RETURNING a.*;
 
 -- name: ArtifactLeaseClear :exec
--- A released serve gives the held item back to the queue.
+-- A released serve gives the held item back to the queue: only its own
+-- lease (the serve's expiry), never one another reviewer has taken since.
 UPDATE admission.artifacts SET leased_until = NULL
-WHERE tenant_id = @tenant_id AND id = @id AND state = 'held';
+WHERE tenant_id = @tenant_id AND id = @id AND state = 'held' AND leased_until = @lease;
 
 -- name: ArtifactLease :execrows
 -- Leases a held item unless someone else holds a lease on it: the row lock

@@ -11,6 +11,15 @@ SELECT * FROM admission.serves WHERE tenant_id = $1 AND id = $2 FOR UPDATE;
 UPDATE admission.serves SET consumed_at = $3, verdict = $4, reason = $5, closure = @closure, self_signed = @self_signed
 WHERE tenant_id = $1 AND id = $2;
 
+-- name: ServeJudgedBy :one
+-- Whether a principal already gave an artifact a verdict (through any of
+-- its keys): one identity never counts twice.
+SELECT EXISTS (
+    SELECT 1 FROM admission.serves
+    WHERE tenant_id = @tenant_id AND artifact_id = @artifact_id AND reviewer_principal = @principal
+      AND verdict IS NOT NULL
+);
+
 -- name: ServeLive :one
 -- Whether a key holds an unexpired, undecided serve of an artifact: the
 -- reviewer may read what it is reviewing, attachments included.

@@ -47,8 +47,10 @@ GROUP BY 1;
 UPDATE lineage.edges SET leased_until = $3 WHERE tenant_id = $1 AND id = $2;
 
 -- name: EdgeLeaseClear :exec
--- A released serve gives the pending edge back to the queue.
-UPDATE lineage.edges SET leased_until = NULL WHERE tenant_id = @tenant_id AND id = @id AND state = 'pending';
+-- A released serve gives the pending edge back to the queue: only its own
+-- lease (the serve's expiry), never one another reviewer has taken since.
+UPDATE lineage.edges SET leased_until = NULL
+WHERE tenant_id = @tenant_id AND id = @id AND state = 'pending' AND leased_until = @lease;
 
 -- name: EdgeDecide :exec
 UPDATE lineage.edges SET state = $3, decided_at = $4, decided_by = $5, leased_until = NULL

@@ -74,9 +74,9 @@ type Lineage interface {
 	// caller's unit of work; both endpoints must lie inside within (the
 	// reviewer's dreamer.review subtrees now), else access.denied.
 	DecideEdge(ctx context.Context, tenant, edgeID string, approve bool, byKey string, within Subtrees) (Edge, error)
-	// ReleaseEdge gives a leased pending edge back to the queue, in the
-	// caller's unit of work.
-	ReleaseEdge(ctx context.Context, tenant, edgeID string) error
+	// ReleaseEdge gives a pending edge back to the queue if lease is
+	// still its lease, in the caller's unit of work.
+	ReleaseEdge(ctx context.Context, tenant, edgeID string, lease time.Time) error
 	// EdgeQueue counts, per the workarea of their from endpoint, the
 	// pending edges NextEdge could serve the reviewer (leased ones too).
 	EdgeQueue(ctx context.Context, tenant, principal string, within Subtrees, now time.Time) ([]QueueCount, error)
@@ -215,10 +215,14 @@ type Repository interface {
 	// of an artifact.
 	ServeLive(ctx context.Context, tenant, artifact, keyID string, now time.Time) (bool, error)
 	ServeDecide(ctx context.Context, tenant string, s domain.Serve, v domain.Verdict, reason string) error
+	// ServeJudgedBy reports whether a principal already gave the artifact
+	// a verdict, through any of its keys.
+	ServeJudgedBy(ctx context.Context, tenant, artifact, principal string) (bool, error)
 	// ServeRelease consumes a serve without a verdict, and ClaimLeaseClear
-	// gives its held item back to the queue.
+	// gives its held item back to the queue if lease is still its lease
+	// (the serve's own, never one another reviewer took since).
 	ServeRelease(ctx context.Context, tenant, id string, at time.Time) error
-	ClaimLeaseClear(ctx context.Context, tenant, id string) error
+	ClaimLeaseClear(ctx context.Context, tenant, id string, lease time.Time) error
 
 	PolicyAt(ctx context.Context, tenant, idPath string) (domain.Policy, error)
 	// PoliciesAt is PolicyAt for many id paths at once.

@@ -81,8 +81,11 @@ func (s *Service) Queue(ctx context.Context) ([]QueueEntry, error) {
 	out := make([]QueueEntry, 0, len(by))
 	for id, e := range by {
 		w, ok := ws[id]
-		if !ok {
-			continue // the counts filtered by subtree already; a race with a revoke
+		if !ok || w.Status == "validated" {
+			// Gone from view since the counts (a revoke), or frozen: a
+			// validated workarea's items are served to nobody (D8), so
+			// they wait for no reviewer.
+			continue
 		}
 		e.Workarea = w
 		out = append(out, *e)
@@ -125,7 +128,7 @@ func (s *Service) Release(ctx context.Context, serveID string) (domain.Serve, er
 		}
 		ev := journal.Event{Type: "review.release", Actor: caller.KeyID, Payload: map[string]any{"serve_id": srv.ID}}
 		if srv.EdgeID != "" {
-			if err := s.Lineage.ReleaseEdge(ctx, caller.TenantID, srv.EdgeID); err != nil {
+			if err := s.Lineage.ReleaseEdge(ctx, caller.TenantID, srv.EdgeID, srv.ExpiresAt); err != nil {
 				return fmt.Errorf("release edge: %w", err)
 			}
 			ev.Subject = map[string]any{"edge_id": srv.EdgeID}
@@ -134,7 +137,7 @@ func (s *Service) Release(ctx context.Context, serveID string) (domain.Serve, er
 			if err != nil {
 				return fmt.Errorf("lock claim: %w", err)
 			}
-			if err := s.Repo.ClaimLeaseClear(ctx, caller.TenantID, c.ID); err != nil {
+			if err := s.Repo.ClaimLeaseClear(ctx, caller.TenantID, c.ID, srv.ExpiresAt); err != nil {
 				return fmt.Errorf("release claim: %w", err)
 			}
 			ev.Workarea, ev.Subject = c.WorkareaID, subject(c)

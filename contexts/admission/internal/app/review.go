@@ -372,6 +372,15 @@ func (s *Service) Verdict(ctx context.Context, serveID, verdict, reason string) 
 		if err != nil {
 			return fmt.Errorf("lock claim: %w", err)
 		}
+		// One identity counts once, whichever of its keys was served: a
+		// lease that lapsed and was taken again must not let a principal
+		// approve an item twice.
+		if judged, err := s.Repo.ServeJudgedBy(ctx, caller.TenantID, c.ID, caller.PrincipalID); err != nil {
+			return fmt.Errorf("check earlier verdicts: %w", err)
+		} else if judged {
+			return errs.New(errs.NotIndependent, "R2: one identity's verdict counts once per item",
+				"principal %s already gave item %s a verdict", caller.Principal, c.ID)
+		}
 		if c.State == domain.StateHeld && !c.Expired(now) {
 			if err := s.recheck(ctx, reviewable, &srv, c); err != nil {
 				return err

@@ -131,6 +131,17 @@ func (r *reviewRepo) ServeDecide(_ context.Context, _ string, s domain.Serve, v 
 	return nil
 }
 
+func (r *reviewRepo) ServeJudgedBy(_ context.Context, _, artifact, principal string) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, row := range r.serves {
+		if row.serve.ArtifactID == artifact && row.serve.Reviewer.Principal == principal && row.verdict != "" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 func (r *reviewRepo) PolicyAt(context.Context, string, string) (domain.Policy, error) {
 	return domain.DefaultPolicy, nil
 }

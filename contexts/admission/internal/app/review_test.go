@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/omlhub/oml/contexts/admission/internal/app"
 	"github.com/omlhub/oml/contexts/admission/internal/domain"
+	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
 )
 
@@ -270,5 +272,33 @@ func TestVerdictSupersession(t *testing.T) {
 				t.Fatalf("index calls = %v, want %v", b.index.calls, c.want)
 			}
 		})
+	}
+}
+
+// R2: one identity's verdict counts once per item, whichever of its keys
+// holds the serve (a lapsed lease taken again by its second key).
+func TestVerdictOncePerPrincipal(t *testing.T) {
+	t.Parallel()
+	b := setupReview(t)
+	c := b.held("art_item", "alice", "wa_c", "item", 1, 0)
+	c.RequiredApprovals = 2
+	b.repo.claims[c.ID] = c
+	got, ok, err := b.svc.ServeNext(as("bob"))
+	if err != nil || !ok {
+		t.Fatalf("serve: %v %v", ok, err)
+	}
+	if _, err := b.svc.Verdict(as("bob"), got.Serve.ID, "approve", ""); err != nil {
+		t.Fatal(err)
+	}
+	// Bob's second key holds a live serve of the same item.
+	second := domain.Serve{ID: "srv_second", ArtifactID: c.ID, Reviewer: domain.Reviewer{KeyID: "key_bob2", Principal: "pr_bob"},
+		ServedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	b.repo.serves[second.ID] = &servedRow{serve: second}
+	bob2 := auth.With(context.Background(), auth.Caller{TenantID: "tn", KeyID: "key_bob2", PrincipalID: "pr_bob", Principal: "bob", Role: "writer"})
+	if _, err := b.svc.Verdict(bob2, second.ID, "approve", ""); !errs.Is(err, errs.NotIndependent) {
+		t.Fatalf("a second verdict by one principal: %v", err)
+	}
+	if c := b.repo.claims[c.ID]; c.State != domain.StateHeld || c.Approvals != 1 {
+		t.Fatalf("the item after the refusal: %s, %d approvals", c.State, c.Approvals)
 	}
 }

@@ -277,8 +277,14 @@ func (r *Repository) ServeRelease(ctx context.Context, tenant, id string, at tim
 }
 
 // ClaimLeaseClear implements app.Repository.
-func (r *Repository) ClaimLeaseClear(ctx context.Context, tenant, id string) error {
-	return translate(r.q.ArtifactLeaseClear(ctx, r.conn(ctx), dbsqlc.ArtifactLeaseClearParams{TenantID: tenant, ID: id}))
+func (r *Repository) ClaimLeaseClear(ctx context.Context, tenant, id string, lease time.Time) error {
+	return translate(r.q.ArtifactLeaseClear(ctx, r.conn(ctx), dbsqlc.ArtifactLeaseClearParams{TenantID: tenant, ID: id, Lease: &lease}))
+}
+
+// ServeJudgedBy implements app.Repository.
+func (r *Repository) ServeJudgedBy(ctx context.Context, tenant, artifact, principal string) (bool, error) {
+	ok, err := r.q.ServeJudgedBy(ctx, r.conn(ctx), dbsqlc.ServeJudgedByParams{TenantID: tenant, ArtifactID: &artifact, Principal: principal})
+	return ok, translate(err)
 }
 
 // QueueCounts implements app.Repository.

@@ -118,8 +118,9 @@ type Repository interface {
 	// EdgesQueueCounts counts, per from-endpoint workarea, the pending
 	// edges EdgeNextForReview could serve the reviewer (leased ones too).
 	EdgesQueueCounts(ctx context.Context, tenant, principal string, within Subtrees, now time.Time) ([]QueueCount, error)
-	// EdgeLeaseClear ends a pending edge's lease (a released serve).
-	EdgeLeaseClear(ctx context.Context, tenant, id string) error
+	// EdgeLeaseClear ends a pending edge's lease if it is still lease (a
+	// released serve's own, never a newer one).
+	EdgeLeaseClear(ctx context.Context, tenant, id string, lease time.Time) error
 	EdgeDecide(ctx context.Context, e domain.Edge, by string) error
 	ClaimEdgesTouching(ctx context.Context, tenant string, ids []string) ([]domain.Edge, error)
 	WorkareaEdgesFrom(ctx context.Context, tenant, workarea string) ([]domain.Edge, error)

@@ -158,10 +158,10 @@ func (s *Service) QueueCounts(ctx context.Context, tenant, principal string, wit
 	return s.Repo.EdgesQueueCounts(ctx, tenant, principal, within, now)
 }
 
-// ReleaseEdge gives a leased pending edge back to the queue, in the
-// caller's unit of work.
-func (s *Service) ReleaseEdge(ctx context.Context, tenant, edgeID string) error {
-	return s.Repo.EdgeLeaseClear(ctx, tenant, edgeID)
+// ReleaseEdge gives a pending edge back to the queue if lease is still
+// its lease, in the caller's unit of work.
+func (s *Service) ReleaseEdge(ctx context.Context, tenant, edgeID string, lease time.Time) error {
+	return s.Repo.EdgeLeaseClear(ctx, tenant, edgeID, lease)
 }
 
 // Decide ratifies or rejects a leased edge, journalled, in the caller's

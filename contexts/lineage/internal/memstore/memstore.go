@@ -248,12 +248,12 @@ func (s *Store) EdgesQueueCounts(_ context.Context, tenant, principal string, wi
 	return out, nil
 }
 
-// EdgeLeaseClear ends a pending edge's lease.
-func (s *Store) EdgeLeaseClear(_ context.Context, tenant, id string) error {
+// EdgeLeaseClear ends a pending edge's lease if it is still lease.
+func (s *Store) EdgeLeaseClear(_ context.Context, tenant, id string, lease time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := tenant + "/" + id
-	if e, ok := s.edges[k]; ok && e.State == domain.Pending {
+	if e, ok := s.edges[k]; ok && e.State == domain.Pending && e.LeasedUntil != nil && e.LeasedUntil.Equal(lease) {
 		e.LeasedUntil = nil
 		s.edges[k] = e
 	}

@@ -135,8 +135,8 @@ func (r *Repository) EdgeGetForUpdate(ctx context.Context, tenant, id string) (d
 // EdgeNextForReview locks and leases the oldest pending edge the reviewer
 // may ratify.
 // EdgeLeaseClear implements app.Repository.
-func (r *Repository) EdgeLeaseClear(ctx context.Context, tenant, id string) error {
-	return translate(r.q.EdgeLeaseClear(ctx, r.conn(ctx), dbsqlc.EdgeLeaseClearParams{TenantID: tenant, ID: id}))
+func (r *Repository) EdgeLeaseClear(ctx context.Context, tenant, id string, lease time.Time) error {
+	return translate(r.q.EdgeLeaseClear(ctx, r.conn(ctx), dbsqlc.EdgeLeaseClearParams{TenantID: tenant, ID: id, Lease: &lease}))
 }
 
 // EdgesQueueCounts implements app.Repository.

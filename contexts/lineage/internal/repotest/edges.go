@@ -261,7 +261,12 @@ func queueCounts(t *testing.T, s Store) {
 		}
 	}
 	// A released lease frees the edge: still waiting, no longer leased.
-	must(t, s.Repo.EdgeLeaseClear(ctx, tenant, crew.ID))
+	// Only its own lease: a stale release leaves a newer lease alone.
+	must(t, s.Repo.EdgeLeaseClear(ctx, tenant, crew.ID, now))
+	if stored, err := s.Repo.EdgeGetForUpdate(ctx, tenant, crew.ID); err != nil || stored.LeasedUntil == nil {
+		t.Fatalf("a release with another lease cleared it: %+v %v", stored, err)
+	}
+	must(t, s.Repo.EdgeLeaseClear(ctx, tenant, crew.ID, now.Add(time.Minute)))
 	stored, err := s.Repo.EdgeGetForUpdate(ctx, tenant, crew.ID)
 	must(t, err)
 	if stored.LeasedUntil != nil || stored.State != domain.Pending {

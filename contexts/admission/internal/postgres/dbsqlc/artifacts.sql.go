@@ -317,17 +317,19 @@ func (q *Queries) ArtifactLease(ctx context.Context, db DBTX, arg ArtifactLeaseP
 
 const artifactLeaseClear = `-- name: ArtifactLeaseClear :exec
 UPDATE admission.artifacts SET leased_until = NULL
-WHERE tenant_id = $1 AND id = $2 AND state = 'held'
+WHERE tenant_id = $1 AND id = $2 AND state = 'held' AND leased_until = $3
 `
 
 type ArtifactLeaseClearParams struct {
 	TenantID string
 	ID       string
+	Lease    *time.Time
 }
 
-// A released serve gives the held item back to the queue.
+// A released serve gives the held item back to the queue: only its own
+// lease (the serve's expiry), never one another reviewer has taken since.
 func (q *Queries) ArtifactLeaseClear(ctx context.Context, db DBTX, arg ArtifactLeaseClearParams) error {
-	_, err := db.Exec(ctx, artifactLeaseClear, arg.TenantID, arg.ID)
+	_, err := db.Exec(ctx, artifactLeaseClear, arg.TenantID, arg.ID, arg.Lease)
 	return err
 }
 

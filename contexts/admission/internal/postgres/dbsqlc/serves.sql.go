@@ -104,6 +104,29 @@ func (q *Queries) ServeInsert(ctx context.Context, db DBTX, arg ServeInsertParam
 	return err
 }
 
+const serveJudgedBy = `-- name: ServeJudgedBy :one
+SELECT EXISTS (
+    SELECT 1 FROM admission.serves
+    WHERE tenant_id = $1 AND artifact_id = $2 AND reviewer_principal = $3
+      AND verdict IS NOT NULL
+)
+`
+
+type ServeJudgedByParams struct {
+	TenantID   string
+	ArtifactID *string
+	Principal  string
+}
+
+// Whether a principal already gave an artifact a verdict (through any of
+// its keys): one identity never counts twice.
+func (q *Queries) ServeJudgedBy(ctx context.Context, db DBTX, arg ServeJudgedByParams) (bool, error) {
+	row := db.QueryRow(ctx, serveJudgedBy, arg.TenantID, arg.ArtifactID, arg.Principal)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
 const serveLive = `-- name: ServeLive :one
 SELECT EXISTS (
     SELECT 1 FROM admission.serves

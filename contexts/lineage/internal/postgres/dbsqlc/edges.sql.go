@@ -127,17 +127,20 @@ func (q *Queries) EdgeLease(ctx context.Context, db DBTX, arg EdgeLeaseParams) e
 }
 
 const edgeLeaseClear = `-- name: EdgeLeaseClear :exec
-UPDATE lineage.edges SET leased_until = NULL WHERE tenant_id = $1 AND id = $2 AND state = 'pending'
+UPDATE lineage.edges SET leased_until = NULL
+WHERE tenant_id = $1 AND id = $2 AND state = 'pending' AND leased_until = $3
 `
 
 type EdgeLeaseClearParams struct {
 	TenantID string
 	ID       string
+	Lease    *time.Time
 }
 
-// A released serve gives the pending edge back to the queue.
+// A released serve gives the pending edge back to the queue: only its own
+// lease (the serve's expiry), never one another reviewer has taken since.
 func (q *Queries) EdgeLeaseClear(ctx context.Context, db DBTX, arg EdgeLeaseClearParams) error {
-	_, err := db.Exec(ctx, edgeLeaseClear, arg.TenantID, arg.ID)
+	_, err := db.Exec(ctx, edgeLeaseClear, arg.TenantID, arg.ID, arg.Lease)
 	return err
 }
 
