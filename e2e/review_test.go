@@ -53,6 +53,7 @@ func TestServeOneSubtree(t *testing.T) {
 		"unknown":            {map[string]any{"workarea": "universe.nowhere"}, 404, "access.not_found"},
 		"unknown field":      {map[string]any{"workareas": tin.ID}, 400, "request.validation"},
 		"wrong type":         {map[string]any{"workarea": 7}, 400, "request.validation"},
+		"a NUL":              {map[string]any{"workarea": "universe\x00procurement"}, 400, "request.validation"},
 	} {
 		if r := serveIn(narrow.Token, c.body); r.Status != c.status || r.code() != c.code {
 			t.Errorf("%s: %d %s, want %d %s", name, r.Status, r.Body, c.status, c.code)
@@ -146,6 +147,7 @@ func TestServeRelease(t *testing.T) {
 	for name, r := range map[string]reply{
 		"another reviewer's serve": release(tm.author2.Token, srv.ServeID),
 		"an unknown serve":         release(tm.reviewer.Token, "srv_nope"),
+		"another tenant's key":     release(s.bootstrapTenant(t, "globex"), srv.ServeID),
 	} {
 		if r.Status != 404 || r.code() != "access.not_found" {
 			t.Errorf("%s: %d %s", name, r.Status, r.Body)

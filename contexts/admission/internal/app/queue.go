@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -111,16 +110,9 @@ func (s *Service) Release(ctx context.Context, serveID string) (domain.Serve, er
 	}
 	var out domain.Serve
 	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
-		srv, err := s.Repo.ServeGetForUpdate(ctx, caller.TenantID, serveID)
-		if errors.Is(err, ErrNotFound) || (err == nil && srv.Reviewer.KeyID != caller.KeyID) {
-			return errs.New(errs.NotFound, "a serve_id is the served key's alone (D14); unknown and foreign serves are indistinguishable",
-				"no serve with that id for this key")
-		}
-		if err != nil {
-			return fmt.Errorf("load serve: %w", err)
-		}
 		now := s.now()
-		if err := srv.Consume(now); err != nil {
+		srv, err := s.consumeOwnServe(ctx, caller, serveID, now)
+		if err != nil {
 			return err
 		}
 		if err := s.Repo.ServeRelease(ctx, caller.TenantID, srv.ID, now); err != nil {

@@ -344,16 +344,9 @@ func (s *Service) Verdict(ctx context.Context, serveID, verdict, reason string) 
 	}
 	var out Decision
 	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
-		srv, err := s.Repo.ServeGetForUpdate(ctx, caller.TenantID, serveID)
-		if errors.Is(err, ErrNotFound) || (err == nil && srv.Reviewer.KeyID != caller.KeyID) {
-			return errs.New(errs.NotFound, "a serve_id is the served key's alone (D14); unknown and foreign serves are indistinguishable",
-				"no serve with that id for this key")
-		}
-		if err != nil {
-			return fmt.Errorf("load serve: %w", err)
-		}
 		now := s.now()
-		if err := srv.Consume(now); err != nil {
+		srv, err := s.consumeOwnServe(ctx, caller, serveID, now)
+		if err != nil {
 			return err
 		}
 		reviewable, err := s.Access.Subtrees(ctx, scope.DreamerReview)
@@ -409,6 +402,21 @@ func (s *Service) Verdict(ctx context.Context, serveID, verdict, reason string) 
 		return s.record(ctx, caller.TenantID, verdictEvent(caller, srv, c, v, reason))
 	})
 	return out, err
+}
+
+// consumeOwnServe locks the caller's serve and consumes it at now: an
+// unknown serve and another key's answer alike (D14); a consumed or
+// expired one is refused.
+func (s *Service) consumeOwnServe(ctx context.Context, caller auth.Caller, serveID string, now time.Time) (domain.Serve, error) {
+	srv, err := s.Repo.ServeGetForUpdate(ctx, caller.TenantID, serveID)
+	if errors.Is(err, ErrNotFound) || (err == nil && srv.Reviewer.KeyID != caller.KeyID) {
+		return domain.Serve{}, errs.New(errs.NotFound, "a serve_id is the served key's alone (D14); unknown and foreign serves are indistinguishable",
+			"no serve with that id for this key")
+	}
+	if err != nil {
+		return domain.Serve{}, fmt.Errorf("load serve: %w", err)
+	}
+	return srv, srv.Consume(now)
 }
 
 // serveNewest tells the serving tier about a promotion so that recall

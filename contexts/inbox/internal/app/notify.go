@@ -256,27 +256,8 @@ func (s *Service) NotifyWait(ctx context.Context, wait time.Duration) ([]domain.
 	if wait < 0 || wait > MaxWait {
 		return nil, errs.Invalid("wait_seconds must be 0–%d", int(MaxWait/time.Second))
 	}
-	var wake <-chan string
-	if s.Wakes != nil {
-		var stop func()
-		wake, stop = s.Wakes.Subscribe()
-		defer stop()
-	}
-	deadline := time.Now().Add(wait)
-	for {
+	return waitFor(ctx, s.Wakes, wait, func() ([]domain.Pending, bool, error) {
 		out, err := s.Drain(ctx)
-		left := time.Until(deadline)
-		if err != nil || len(out) > 0 || left <= 0 {
-			return out, err
-		}
-		timer := time.NewTimer(min(left, RecheckEvery))
-		select {
-		case <-wake:
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
-			return nil, nil
-		}
-		timer.Stop()
-	}
+		return out, len(out) > 0, err
+	})
 }

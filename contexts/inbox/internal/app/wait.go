@@ -34,20 +34,30 @@ func (s *Service) InboxWait(ctx context.Context, q InboxQuery, wait time.Duratio
 	if own {
 		q.Actor = cmp.Or(c.Principal, c.KeyID)
 	}
-	// Subscribe before the first read, so a write that lands between the
-	// read and the wait still wakes it.
+	return waitFor(ctx, s.Wakes, wait, func() (InboxPage, bool, error) {
+		page, err := s.Inbox(ctx, q)
+		return page, len(page.Items) > 0, err
+	})
+}
+
+// waitFor reads until read finds something, fails, or wait has passed,
+// reading again on every wake-up and at least every RecheckEvery; a
+// cancelled ctx ends the wait with the last read. It subscribes before the
+// first read, so a write that lands between a read and the wait still
+// wakes it. wait 0 reads once.
+func waitFor[T any](ctx context.Context, wakes Wakes, wait time.Duration, read func() (T, bool, error)) (T, error) {
 	var wake <-chan string
-	if s.Wakes != nil {
+	if wakes != nil {
 		var stop func()
-		wake, stop = s.Wakes.Subscribe()
+		wake, stop = wakes.Subscribe()
 		defer stop()
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		page, err := s.Inbox(ctx, q)
+		got, found, err := read()
 		left := time.Until(deadline)
-		if err != nil || len(page.Items) > 0 || left <= 0 {
-			return page, err
+		if err != nil || found || left <= 0 {
+			return got, err
 		}
 		timer := time.NewTimer(min(left, RecheckEvery))
 		select {
@@ -55,7 +65,7 @@ func (s *Service) InboxWait(ctx context.Context, q InboxQuery, wait time.Duratio
 		case <-timer.C:
 		case <-ctx.Done():
 			timer.Stop()
-			return page, nil
+			return got, nil
 		}
 		timer.Stop()
 	}
