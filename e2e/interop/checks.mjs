@@ -118,6 +118,25 @@ export async function run(client, seen, era) {
     refusal(res, 'request.validation');
   });
 
+  await check('signal_append lands in feed_read (coordination tools)', async () => {
+    const body = `from ${era} ${Date.now()}`;
+    const res = await client.callTool({ name: 'signal_append', arguments: { workarea: kase.scope, kind: 'signal', body } });
+    assert(!res.isError, `refused: ${JSON.stringify(res.structuredContent)}`);
+    const id = res.structuredContent.event_id;
+    const feed = await client.callTool({ name: 'feed_read', arguments: { workarea: kase.scope, since: 0, limit: 500 } });
+    assert(!feed.isError, `feed refused: ${JSON.stringify(feed.structuredContent)}`);
+    const ev = feed.structuredContent.events.find((e) => e.event_id === id);
+    assert(ev && ev.payload?.body === body, `signal ${id} missing from the feed: ${JSON.stringify(feed.structuredContent)}`);
+    return id;
+  });
+
+  await check('question_post refuses seven options, typed', async () => {
+    const options = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+    const res = await client.callTool({ name: 'question_post', arguments: { workarea: kase.scope, body: 'which?', options } });
+    const e = refusal(res, 'request.validation');
+    return e.message;
+  });
+
   await check('a verb outside the catalog is absent (JSON-RPC -32602)', async () => {
     let err;
     try {
