@@ -17,6 +17,7 @@ import (
 	"github.com/omlhub/oml/contexts/lineage"
 	"github.com/omlhub/oml/contexts/retrieval"
 	"github.com/omlhub/oml/contexts/sessions"
+	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/config"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/idempotency"
@@ -26,6 +27,7 @@ import (
 	"github.com/omlhub/oml/platform/scope"
 	"github.com/omlhub/oml/platform/transport"
 	"github.com/omlhub/oml/sql/migrations"
+	"github.com/omlhub/oml/web"
 )
 
 // app is the assembled process: contexts wired to each other and to the
@@ -96,6 +98,13 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 	if err != nil {
 		return nil, fmt.Errorf("notifications trailer: %w", err)
 	}
+	pages, err := web.New(web.Deps{
+		Sessions: webSessions{acc}, Logger: log, SessionTTL: cfg.WebSessionTTL,
+		PublicURL: cfg.PublicURL, AllowedOrigins: cfg.AllowedOrigins,
+	})
+	if err != nil {
+		return nil, err
+	}
 	opts := transport.Options{
 		Logger:         log,
 		Authenticator:  acc,
@@ -105,10 +114,34 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		Name:           "oml",
 		Ready:          readiness(db, runner),
 		Trailer:        trailer,
+		Pages:          pages,
 	}
 	modules := []transport.Module{acc, adm, lin, ret, att, inb, ses}
 	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, listener: listener,
 		handler: transport.New(opts, modules...), surface: opts, modules: modules}, nil
+}
+
+// webSessions adapts the access context's web sign-in to the pages'
+// Sessions port.
+type webSessions struct{ m *access.Module }
+
+func (a webSessions) SignIn(ctx context.Context, key string, ttl time.Duration) (web.SignedIn, error) {
+	s, err := a.m.SignInWeb(ctx, key, ttl)
+	return web.SignedIn{Token: s.Token, ExpiresAt: s.ExpiresAt, Caller: s.Caller}, err
+}
+
+func (a webSessions) RedeemCode(ctx context.Context, code string, ttl time.Duration) (web.SignedIn, error) {
+	s, err := a.m.RedeemWebCode(ctx, code, ttl)
+	return web.SignedIn{Token: s.Token, ExpiresAt: s.ExpiresAt, Caller: s.Caller}, err
+}
+
+func (a webSessions) Resolve(ctx context.Context, token string) (auth.Caller, error) {
+	c, _, err := a.m.ResolveWeb(ctx, token)
+	return c, err
+}
+
+func (a webSessions) SignOut(ctx context.Context, token string) error {
+	return a.m.SignOutWeb(ctx, token)
 }
 
 // briefSessions adapts the sessions context to the inbox's Sessions port
@@ -236,8 +269,8 @@ func (l lineagePort) Parents(ctx context.Context, tenant, artifact string) ([]st
 	return l.m.Parents(ctx, tenant, artifact)
 }
 
-func (l lineagePort) NextEdge(ctx context.Context, tenant, principal string, within admission.Subtrees, now, leaseUntil time.Time) (admission.Edge, bool, error) {
-	e, ok, err := l.m.NextForReview(ctx, tenant, principal, lineage.Subtrees(within), now, leaseUntil)
+func (l lineagePort) NextEdge(ctx context.Context, tenant, principal string, within admission.Subtrees, skip []string, now, leaseUntil time.Time) (admission.Edge, bool, error) {
+	e, ok, err := l.m.NextForReview(ctx, tenant, principal, lineage.Subtrees(within), skip, now, leaseUntil)
 	return toAdmissionEdge(e), ok, err
 }
 

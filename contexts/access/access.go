@@ -160,3 +160,27 @@ func (m *Module) KeyAt(ctx context.Context, keyID, workareaID string) (KeyAt, er
 func (m *Module) Paths(ctx context.Context, ids []string) (map[string]string, error) {
 	return m.svc.Paths(ctx, ids)
 }
+
+// WebSignedIn is a new web session or sign-in code; its Token is shown
+// only once.
+type WebSignedIn = app.WebSignedIn
+
+// SignInWeb starts a web session for a pasted key.
+func (m *Module) SignInWeb(ctx context.Context, key string, ttl time.Duration) (WebSignedIn, error) {
+	return m.svc.SignInWeb(ctx, key, ttl)
+}
+
+// RedeemWebCode spends a one-time sign-in code for a web session.
+func (m *Module) RedeemWebCode(ctx context.Context, code string, ttl time.Duration) (WebSignedIn, error) {
+	return m.svc.RedeemWebCode(ctx, code, ttl)
+}
+
+// ResolveWeb returns the caller a live web session acts as, and its id.
+func (m *Module) ResolveWeb(ctx context.Context, token string) (auth.Caller, string, error) {
+	return m.svc.ResolveWeb(ctx, token)
+}
+
+// SignOutWeb ends a web session.
+func (m *Module) SignOutWeb(ctx context.Context, token string) error {
+	return m.svc.SignOutWeb(ctx, token)
+}

@@ -99,8 +99,8 @@ func (m *Module) Parents(ctx context.Context, tenant, artifact string) ([]string
 }
 
 // NextForReview leases the oldest pending edge a reviewer may ratify.
-func (m *Module) NextForReview(ctx context.Context, tenant, principal string, within Subtrees, now, leaseUntil time.Time) (Edge, bool, error) {
-	return m.svc.NextForReview(ctx, tenant, principal, within, now, leaseUntil)
+func (m *Module) NextForReview(ctx context.Context, tenant, principal string, within Subtrees, skip []string, now, leaseUntil time.Time) (Edge, bool, error) {
+	return m.svc.NextForReview(ctx, tenant, principal, within, skip, now, leaseUntil)
 }
 
 // QueueCounts counts the pending edges the reviewer could ratify, per the

@@ -32,6 +32,7 @@ type Config struct {
 	LogFormat       string        // OML_LOG_FORMAT: text or json
 	MaxTextBytes    int           // OML_MAX_TEXT_BYTES: bound on a claim's text
 	ServeTTL        time.Duration // OML_SERVE_TTL: how long a served item stays leased
+	WebSessionTTL   time.Duration // OML_WEB_SESSION_TTL: how long a browser's sign-in lasts
 	ClosureMax      int           // OML_REVIEW_CLOSURE_MAX: the largest lineage closure an independence check computes
 	ExpirySweep     time.Duration // OML_EXPIRY_INTERVAL: how often held items and upload sessions are swept
 	MaxUploadBytes  int64         // OML_MAX_UPLOAD_BYTES: the largest attachment (a tenant may set lower)
@@ -120,6 +121,7 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	c.ShutdownTimeout = durationOr(getenv, "OML_SHUTDOWN_TIMEOUT", 15*time.Second, bad)
 	c.ServeTTL = durationOr(getenv, "OML_SERVE_TTL", 15*time.Minute, bad)
+	c.WebSessionTTL = durationOr(getenv, "OML_WEB_SESSION_TTL", 12*time.Hour, bad)
 	c.ClosureMax = intOr(getenv, "OML_REVIEW_CLOSURE_MAX", DefaultClosureMax, bad)
 	if c.ClosureMax < 1 || c.ClosureMax > MaxClosureMax {
 		bad("OML_REVIEW_CLOSURE_MAX", "must be between 1 and %d, got %d", MaxClosureMax, c.ClosureMax)
@@ -200,6 +202,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 		slog.Int("max_text_bytes", c.MaxTextBytes),
 		slog.Duration("serve_ttl", c.ServeTTL),
+		slog.Duration("web_session_ttl", c.WebSessionTTL),
 		slog.Int("review_closure_max", c.ClosureMax),
 		slog.Int64("max_upload_bytes", c.MaxUploadBytes),
 		slog.Int("max_open_uploads", c.MaxOpenUploads),

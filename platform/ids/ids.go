@@ -30,6 +30,7 @@ const (
 	Ban          Prefix = "ban"
 	Request      Prefix = "req"
 	Subscription Prefix = "sub"
+	WebSession   Prefix = "web"
 )
 
 // New returns a fresh identifier of the given kind. Its 80 random bits come

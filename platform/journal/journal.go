@@ -251,6 +251,8 @@ type Stored struct {
 	Workarea string // "" when the event names none
 	Subject  json.RawMessage
 	Payload  json.RawMessage
+	// Hash is the event's link in the tenant's chain.
+	Hash []byte
 }
 
 // Head returns the seq of the tenant's newest event (0 before the first).
@@ -273,7 +275,7 @@ func (j *Journal) After(ctx context.Context, tenant string, seq int64, limit int
 	}
 	out := make([]Stored, len(rows))
 	for i, row := range rows {
-		out[i] = Stored{Seq: row.Seq, ID: row.EventID, Type: row.EventType, At: row.At.UTC(), Actor: row.Actor, Subject: row.Subject, Payload: row.Payload}
+		out[i] = Stored{Seq: row.Seq, ID: row.EventID, Type: row.EventType, At: row.At.UTC(), Actor: row.Actor, Subject: row.Subject, Payload: row.Payload, Hash: row.Hash}
 		if row.WorkareaID != nil {
 			out[i].Workarea = *row.WorkareaID
 		}
@@ -310,7 +312,7 @@ func (j *Journal) InWorkarea(ctx context.Context, tenant, workarea string, after
 	}
 	out := make([]Stored, len(rows))
 	for i, row := range rows {
-		out[i] = Stored{Seq: row.Seq, ID: row.EventID, Type: row.EventType, At: row.At.UTC(), Actor: row.Actor, Subject: row.Subject, Payload: row.Payload, Workarea: workarea}
+		out[i] = Stored{Seq: row.Seq, ID: row.EventID, Type: row.EventType, At: row.At.UTC(), Actor: row.Actor, Subject: row.Subject, Payload: row.Payload, Workarea: workarea, Hash: row.Hash}
 	}
 	return out, nil
 }

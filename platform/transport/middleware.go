@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/ids"
@@ -175,6 +177,15 @@ func bufferBody(limit int64) func(http.Handler) http.Handler {
 func authenticate(a Authenticator) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if c, ok := r.Context().Value(asCallerKey{}).(auth.Caller); ok {
+				// An in-process call from the pages, which resolved the
+				// caller from their own session: no bearer key to check.
+				if ri := info(r.Context()); ri != nil {
+					ri.keyID = c.KeyID
+				}
+				next.ServeHTTP(w, r.WithContext(auth.With(r.Context(), c)))
+				return
+			}
 			token, ok := bearer(r.Header.Get("Authorization"))
 			if !ok {
 				Error(w, r, errs.New(errs.AuthMissing, "every call presents a bearer key; there is no anonymous call",
@@ -192,6 +203,18 @@ func authenticate(a Authenticator) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(auth.With(r.Context(), caller)))
 		})
 	}
+}
+
+type asCallerKey struct{}
+
+// AsCaller returns ctx marked as carrying c, authenticated by the code that
+// builds an in-process request with it (see [Pages]). Only Go code can set
+// a context value: no request from the network carries the mark.
+// The request routes afresh: the calling route's chi context (its path
+// and URL parameters) is left behind.
+func AsCaller(ctx context.Context, c auth.Caller) context.Context {
+	ctx = context.WithValue(ctx, chi.RouteCtxKey, (*chi.Context)(nil))
+	return context.WithValue(ctx, asCallerKey{}, c)
 }
 
 func bearer(h string) (string, bool) {

@@ -50,6 +50,17 @@ type Options struct {
 	// Trailer, when set, adds a member to every successful tool result
 	// (see [Trailer]).
 	Trailer *Trailer
+	// Pages, when set, registers the browser pages (web/) at the top
+	// level beside /v1 and /mcp.
+	Pages Pages
+}
+
+// Pages are routes for browsers, authenticated their own way (a web
+// session cookie). They call the API in process through api, with the
+// caller they resolved carried by [AsCaller]: the same handlers, rules and
+// errors as a bearer-key client gets.
+type Pages interface {
+	PageRoutes(r chi.Router, api http.Handler)
 }
 
 // GuidePath is where the agent guide is served (whoami reports it).
@@ -90,6 +101,10 @@ func New(opts Options, modules ...Module) http.Handler {
 		r.Use(checkOrigin(allowedOrigins(opts.PublicURL, opts.AllowedOrigins)))
 		r.With(authenticate(opts.Authenticator), refuseBadURL, bufferBody(opts.MaxBodyBytes)).Post("/", tools.handler().ServeHTTP)
 	})
+
+	if opts.Pages != nil {
+		opts.Pages.PageRoutes(r, r)
+	}
 
 	guide := []byte(strings.ReplaceAll(guideTemplate, "{{URL}}", opts.PublicURL))
 	r.Route("/v1", func(r chi.Router) {

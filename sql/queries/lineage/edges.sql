@@ -22,6 +22,7 @@ WHERE e.tenant_id = @tenant_id AND e.state = 'pending'
   AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> e.to_id_path
   AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> e.from_id_path)
   AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> e.to_id_path)
+  AND NOT (e.id = ANY(sqlc.arg(skip)::text[]))
 ORDER BY e.proposed_at
 LIMIT 1
 FOR UPDATE OF e SKIP LOCKED;

@@ -143,6 +143,11 @@ func (s *Service) RevokeKey(ctx context.Context, id string) (Revoked, error) {
 			return err
 		}
 		k.RevokedAt = &now
+		// Its web sessions end with it (they already fail to resolve
+		// against a revoked key; this makes the end explicit).
+		if _, err := s.repo.WebCredentialsEndForKey(ctx, v.caller.TenantID, id, now); err != nil {
+			return fmt.Errorf("end web sessions: %w", err)
+		}
 		if out.Epoch, err = s.repo.EpochBump(ctx, v.caller.TenantID); err != nil {
 			return fmt.Errorf("bump epoch: %w", err)
 		}

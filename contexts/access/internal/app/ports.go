@@ -75,6 +75,16 @@ type Repository interface {
 	KeyList(ctx context.Context, tenant string) ([]Key, error)
 	KeyRevoke(ctx context.Context, tenant, id string, at time.Time) (bool, error)
 
+	WebCredentialCreate(ctx context.Context, c WebCredential, selector []byte) error
+	// WebCredentialBySelector loads a credential with the key it acts as
+	// (ErrNotFound if none).
+	WebCredentialBySelector(ctx context.Context, selector []byte) (WebCredential, error)
+	// WebCredentialEnd ends a live, unexpired credential at at; false when
+	// it was not (already ended or expired).
+	WebCredentialEnd(ctx context.Context, tenant, id string, at time.Time) (bool, error)
+	// WebCredentialsEndForKey ends every live credential of a key.
+	WebCredentialsEndForKey(ctx context.Context, tenant, keyID string, at time.Time) (int64, error)
+
 	WorkareaCreate(ctx context.Context, tenant string, w domain.Workarea) error
 	WorkareaGet(ctx context.Context, tenant, id string) (domain.Workarea, error)
 	// WorkareasGet loads the tenant's nodes among ids (unknown ids are

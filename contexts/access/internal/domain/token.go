@@ -26,15 +26,25 @@ type Token struct {
 	Verifier []byte
 }
 
-// NewToken mints a token: "oml_k_" + base32(selector ‖ secret).
-func NewToken() (Token, error) {
+// The prefixes of the web sign-in's credentials (see [NewTokenWith]): a
+// browser session's cookie and a one-time sign-in code.
+const (
+	WebSessionPrefix = "oml_w_"
+	WebCodePrefix    = "oml_c_"
+)
+
+// NewToken mints a key token: "oml_k_" + base32(selector ‖ secret).
+func NewToken() (Token, error) { return NewTokenWith(TokenPrefix) }
+
+// NewTokenWith mints a token with another prefix (web credentials).
+func NewTokenWith(prefix string) (Token, error) {
 	raw := make([]byte, selectorLen+secretLen)
 	if _, err := rand.Read(raw); err != nil {
 		return Token{}, err
 	}
 	sum := sha256.Sum256(raw[selectorLen:])
 	return Token{
-		Plain:    TokenPrefix + crockford.EncodeToString(raw),
+		Plain:    prefix + crockford.EncodeToString(raw),
 		Selector: raw[:selectorLen],
 		Verifier: sum[:],
 	}, nil
@@ -42,8 +52,11 @@ func NewToken() (Token, error) {
 
 // ParseToken splits a presented token into its selector and the SHA-256 of
 // its secret; ok is false when it is not a well-formed token.
-func ParseToken(s string) (selector, verifier []byte, ok bool) {
-	body, found := strings.CutPrefix(s, TokenPrefix)
+func ParseToken(s string) (selector, verifier []byte, ok bool) { return ParseTokenWith(TokenPrefix, s) }
+
+// ParseTokenWith is [ParseToken] for a token minted with prefix.
+func ParseTokenWith(prefix, s string) (selector, verifier []byte, ok bool) {
+	body, found := strings.CutPrefix(s, prefix)
 	if !found || len(body) != crockford.EncodedLen(selectorLen+secretLen) {
 		return nil, nil, false
 	}

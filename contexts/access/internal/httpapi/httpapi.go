@@ -44,6 +44,23 @@ func (h *Handlers) Routes(r chi.Router) {
 	r.Post("/bans", transport.Handler(h.addBan))
 	r.Get("/bans", transport.Handler(h.listBans))
 	r.Delete("/bans/{id}", transport.Handler(h.liftBan))
+	r.Post("/web/sign-in-codes", transport.Handler(h.webCode))
+}
+
+// WebCodeTTL is how long a one-time web sign-in code stays usable.
+const WebCodeTTL = 10 * time.Minute
+
+// webCode mints a one-time code that signs a browser in as the calling
+// key: the link carries the code, never the key.
+func (h *Handlers) webCode(w http.ResponseWriter, r *http.Request) error {
+	out, err := h.svc.IssueWebCode(r.Context(), WebCodeTTL)
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusCreated, map[string]any{
+		"code": out.Token, "path": "/sign-in/code?code=" + out.Token, "expires_at": out.ExpiresAt.UTC(),
+	})
+	return nil
 }
 
 type banBody struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/omlhub/oml/contexts/access/internal/app"
 	"github.com/omlhub/oml/contexts/access/internal/domain"
+	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/ids"
 )
 
@@ -38,6 +39,11 @@ type Store struct {
 	wTenant    map[string]string // workarea id → tenant
 	grants     map[string]*grantRow
 	bans       map[string]*banRow
+	web        map[string]*webRow // selector
+}
+
+type webRow struct {
+	cred app.WebCredential
 }
 
 type banRow struct {
@@ -52,7 +58,7 @@ func New() *Store {
 	return &Store{
 		tenants: map[string]string{}, epochs: map[string]int64{}, principals: map[string]app.Principal{},
 		keys: map[string]*keyRow{}, workareas: map[string]domain.Workarea{}, wTenant: map[string]string{},
-		grants: map[string]*grantRow{}, bans: map[string]*banRow{},
+		grants: map[string]*grantRow{}, bans: map[string]*banRow{}, web: map[string]*webRow{},
 	}
 }
 
@@ -384,4 +390,61 @@ func (s *Store) WorkareaPaths(_ context.Context, tenant string, ids []string) (m
 		}
 	}
 	return out, nil
+}
+
+// WebCredentialCreate stores a web credential.
+func (s *Store) WebCredentialCreate(_ context.Context, c app.WebCredential, selector []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.web[string(selector)]; ok {
+		return app.ErrConflict
+	}
+	s.web[string(selector)] = &webRow{cred: c}
+	return nil
+}
+
+// WebCredentialBySelector loads a web credential with its key.
+func (s *Store) WebCredentialBySelector(_ context.Context, selector []byte) (app.WebCredential, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.web[string(selector)]
+	if !ok {
+		return app.WebCredential{}, app.ErrNotFound
+	}
+	k, ok := s.keys[w.cred.KeyID]
+	if !ok {
+		return app.WebCredential{}, app.ErrNotFound
+	}
+	c := w.cred
+	c.KeyRevoked = k.key.RevokedAt != nil
+	c.Caller = auth.Caller{TenantID: c.TenantID, KeyID: c.KeyID, PrincipalID: k.key.Principal.ID,
+		Principal: k.key.Principal.Name, Role: string(k.key.Role)}
+	return c, nil
+}
+
+// WebCredentialEnd ends a live, unexpired web credential.
+func (s *Store) WebCredentialEnd(_ context.Context, tenant, id string, at time.Time) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.web {
+		if w.cred.TenantID == tenant && w.cred.ID == id && w.cred.EndedAt == nil && w.cred.ExpiresAt.After(at) {
+			w.cred.EndedAt = &at
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// WebCredentialsEndForKey ends a key's live web credentials.
+func (s *Store) WebCredentialsEndForKey(_ context.Context, tenant, keyID string, at time.Time) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for _, w := range s.web {
+		if w.cred.TenantID == tenant && w.cred.KeyID == keyID && w.cred.EndedAt == nil {
+			w.cred.EndedAt = &at
+			n++
+		}
+	}
+	return n, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/omlhub/oml/contexts/access/internal/app"
 	"github.com/omlhub/oml/contexts/access/internal/domain"
 	"github.com/omlhub/oml/contexts/access/internal/postgres/dbsqlc"
+	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/ids"
 	"github.com/omlhub/oml/platform/pg"
 )
@@ -364,4 +365,37 @@ func (r *Repository) WorkareaPaths(ctx context.Context, tenant string, ids []str
 		out[row.ID] = row.Path
 	}
 	return out, nil
+}
+
+// WebCredentialCreate stores a web credential.
+func (r *Repository) WebCredentialCreate(ctx context.Context, c app.WebCredential, selector []byte) error {
+	return translate(r.q.WebCredentialInsert(ctx, r.conn(ctx), dbsqlc.WebCredentialInsertParams{
+		TenantID: c.TenantID, ID: c.ID, KeyID: c.KeyID, Kind: string(c.Kind), Selector: selector, Verifier: c.Verifier,
+		CreatedAt: c.CreatedAt, ExpiresAt: c.ExpiresAt,
+	}))
+}
+
+// WebCredentialBySelector loads a web credential with its key.
+func (r *Repository) WebCredentialBySelector(ctx context.Context, selector []byte) (app.WebCredential, error) {
+	row, err := r.q.WebCredentialBySelector(ctx, r.conn(ctx), selector)
+	if err != nil {
+		return app.WebCredential{}, translate(err)
+	}
+	return app.WebCredential{
+		TenantID: row.TenantID, ID: row.ID, KeyID: row.KeyID, Kind: app.WebKind(row.Kind), Verifier: row.Verifier,
+		ExpiresAt: row.ExpiresAt, EndedAt: row.EndedAt, KeyRevoked: row.RevokedAt != nil,
+		Caller: auth.Caller{TenantID: row.TenantID, KeyID: row.KeyID, PrincipalID: row.PrincipalID, Principal: row.Principal, Role: row.Role},
+	}, nil
+}
+
+// WebCredentialEnd ends a live, unexpired web credential.
+func (r *Repository) WebCredentialEnd(ctx context.Context, tenant, id string, at time.Time) (bool, error) {
+	n, err := r.q.WebCredentialEnd(ctx, r.conn(ctx), dbsqlc.WebCredentialEndParams{TenantID: tenant, ID: id, EndedAt: &at})
+	return n == 1, translate(err)
+}
+
+// WebCredentialsEndForKey ends a key's live web credentials.
+func (r *Repository) WebCredentialsEndForKey(ctx context.Context, tenant, keyID string, at time.Time) (int64, error) {
+	n, err := r.q.WebCredentialsEndForKey(ctx, r.conn(ctx), dbsqlc.WebCredentialsEndForKeyParams{TenantID: tenant, KeyID: keyID, EndedAt: &at})
+	return n, translate(err)
 }

@@ -68,8 +68,9 @@ type Lineage interface {
 	// Parents lists what artifact derives from directly.
 	Parents(ctx context.Context, tenant, artifact string) ([]string, error)
 	// NextEdge leases the oldest pending edge the reviewer may ratify
-	// (both endpoints inside within, not proposed by principal).
-	NextEdge(ctx context.Context, tenant, principal string, within Subtrees, now, leaseUntil time.Time) (Edge, bool, error)
+	// (both endpoints inside within, not proposed by principal, not in
+	// skip).
+	NextEdge(ctx context.Context, tenant, principal string, within Subtrees, skip []string, now, leaseUntil time.Time) (Edge, bool, error)
 	// DecideEdge ratifies or rejects a leased edge, journalled, in the
 	// caller's unit of work; both endpoints must lie inside within (the
 	// reviewer's dreamer.review subtrees now), else access.denied.

@@ -39,14 +39,20 @@ const (
 // author of anything in its lineage closure). ok is false when there is
 // nothing to serve.
 func (s *Service) ServeNext(ctx context.Context) (Served, bool, error) {
-	return s.ServeNextIn(ctx, "")
+	return s.ServeNextIn(ctx, "", nil)
 }
+
+// MaxServeSkip bounds the ids a serve may be asked to pass over.
+const MaxServeSkip = 100
 
 // ServeNextIn is ServeNext confined to the subtree of one workarea (id or
 // path; "" is every subtree the caller reviews). A workarea the caller
 // cannot see is access.not_found; one it sees but reviews nowhere in is
 // access.denied.
-func (s *Service) ServeNextIn(ctx context.Context, workarea string) (Served, bool, error) {
+func (s *Service) ServeNextIn(ctx context.Context, workarea string, pass []string) (Served, bool, error) {
+	if len(pass) > MaxServeSkip {
+		return Served{}, false, errs.Invalid("skip: at most %d ids, got %d", MaxServeSkip, len(pass))
+	}
 	caller, err := auth.ContentCaller(ctx, "reviews")
 	if err != nil {
 		return Served{}, false, err
@@ -80,7 +86,7 @@ func (s *Service) ServeNextIn(ctx context.Context, workarea string) (Served, boo
 	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
 		out, found, bounded, unreviewable = Served{}, false, nil, nil
 		now := s.now()
-		var skip []string
+		skip := slices.Clone(pass)
 		for range candidateBatches {
 			batch, err := s.Repo.QueueCandidates(ctx, caller.TenantID, QueueFilter{
 				Within: reviewable, Principal: caller.PrincipalID, Skip: skip, Now: now, Limit: candidateBatch,
@@ -125,7 +131,7 @@ func (s *Service) ServeNextIn(ctx context.Context, workarea string) (Served, boo
 		}
 		// No claim to review: a pending edge, ratified by a reviewer on
 		// both endpoints who is not its proposer (R2).
-		e, ok, err := s.Lineage.NextEdge(ctx, caller.TenantID, caller.PrincipalID, reviewable, now, now.Add(s.cfg.ServeTTL))
+		e, ok, err := s.Lineage.NextEdge(ctx, caller.TenantID, caller.PrincipalID, reviewable, pass, now, now.Add(s.cfg.ServeTTL))
 		if err != nil {
 			return err
 		}

@@ -232,7 +232,7 @@ func (l *reviewLineage) Closures(ctx context.Context, tenant string, artifacts [
 
 func (l *reviewLineage) Parents(context.Context, string, string) ([]string, error) { return nil, nil }
 
-func (l *reviewLineage) NextEdge(context.Context, string, string, app.Subtrees, time.Time, time.Time) (app.Edge, bool, error) {
+func (l *reviewLineage) NextEdge(context.Context, string, string, app.Subtrees, []string, time.Time, time.Time) (app.Edge, bool, error) {
 	return app.Edge{}, false, nil
 }
 

@@ -233,11 +233,14 @@ type serveResponse struct {
 func (h *Handlers) serve(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Workarea string `json:"workarea"` // optional: serve from this subtree only
+		// optional: claims (art_…) and edges this reviewer passes over
+		// this time (a skip), at most 100
+		Skip []string `json:"skip"`
 	}
 	if err := transport.DecodeOptional(r, &req); err != nil {
 		return err
 	}
-	s, ok, err := h.svc.ServeNextIn(r.Context(), req.Workarea)
+	s, ok, err := h.svc.ServeNextIn(r.Context(), req.Workarea, req.Skip)
 	if err != nil {
 		return err
 	}

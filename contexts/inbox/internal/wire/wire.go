@@ -3,6 +3,7 @@
 package wire
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"time"
 
@@ -29,6 +30,8 @@ type Event struct {
 	At        time.Time      `json:"at"`
 	Subject   map[string]any `json:"subject"`
 	Workarea  string         `json:"workarea,omitempty"`
+	Actor     string         `json:"actor" jsonschema:"the key (or hub, system) that caused the event"`
+	Hash      string         `json:"hash" jsonschema:"hex SHA-256 link of the event in the tenant's hash chain"`
 }
 
 // TailOut is the output of oml_events_tail and GET /v1/events.
@@ -48,7 +51,7 @@ func ToTailOut(p app.TailPage) TailOut {
 		if subject == nil {
 			subject = map[string]any{}
 		}
-		out.Events[i] = Event{Seq: e.Seq, EventType: e.Type, At: e.At, Subject: subject, Workarea: e.Workarea}
+		out.Events[i] = Event{Seq: e.Seq, EventType: e.Type, At: e.At, Subject: subject, Workarea: e.Workarea, Actor: e.Actor, Hash: hex.EncodeToString(e.Hash)}
 	}
 	return out
 }

@@ -114,7 +114,8 @@ type Repository interface {
 	EdgeGetForUpdate(ctx context.Context, tenant, id string) (domain.Edge, error)
 	// EdgeNextForReview locks (SKIP LOCKED) and leases the oldest pending
 	// edge the reviewer may ratify.
-	EdgeNextForReview(ctx context.Context, tenant, principal string, within Subtrees, now, leaseUntil time.Time) (domain.Edge, error)
+	// Edges in skip are passed over.
+	EdgeNextForReview(ctx context.Context, tenant, principal string, within Subtrees, skip []string, now, leaseUntil time.Time) (domain.Edge, error)
 	// EdgesQueueCounts counts, per from-endpoint workarea, the pending
 	// edges EdgeNextForReview could serve the reviewer (leased ones too).
 	EdgesQueueCounts(ctx context.Context, tenant, principal string, within Subtrees, now time.Time) ([]QueueCount, error)

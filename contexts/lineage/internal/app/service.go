@@ -144,8 +144,8 @@ func (s *Service) Declare(ctx context.Context, tenant, artifact string, targets 
 // NextForReview leases the oldest pending edge the reviewer may ratify:
 // both endpoints inside its dreamer.review subtrees, not its principal's
 // proposal (R2). ok is false when there is none.
-func (s *Service) NextForReview(ctx context.Context, tenant, principal string, within Subtrees, now, leaseUntil time.Time) (domain.Edge, bool, error) {
-	e, err := s.Repo.EdgeNextForReview(ctx, tenant, principal, within, now, leaseUntil)
+func (s *Service) NextForReview(ctx context.Context, tenant, principal string, within Subtrees, skip []string, now, leaseUntil time.Time) (domain.Edge, bool, error) {
+	e, err := s.Repo.EdgeNextForReview(ctx, tenant, principal, within, skip, now, leaseUntil)
 	if errors.Is(err, ErrNotFound) {
 		return domain.Edge{}, false, nil
 	}

@@ -156,11 +156,11 @@ func TestDecide(t *testing.T) {
 			b := setup(t)
 			e, err := b.svc.Propose(b.ctx, domain.Proposal{Kind: domain.KindWorkarea, Label: "continues", From: "P", To: "R"})
 			wantCode(t, err, "")
-			leased, ok, err := b.svc.NextForReview(b.ctx, tenant, "pr_bob", review, now, now.Add(time.Minute))
+			leased, ok, err := b.svc.NextForReview(b.ctx, tenant, "pr_bob", review, nil, now, now.Add(time.Minute))
 			if err != nil || !ok || leased.ID != e.ID {
 				t.Fatalf("NextForReview = %+v, %v, %v", leased, ok, err)
 			}
-			if _, ok, _ := b.svc.NextForReview(b.ctx, tenant, "pr_alice", review, now.Add(time.Hour), now.Add(2*time.Hour)); ok {
+			if _, ok, _ := b.svc.NextForReview(b.ctx, tenant, "pr_alice", review, nil, now.Add(time.Hour), now.Add(2*time.Hour)); ok {
 				t.Fatal("the proposer's principal was served its own edge (R2)")
 			}
 			got, err := b.svc.Decide(b.ctx, tenant, e.ID, true, "key_bob", c.within)

@@ -194,14 +194,14 @@ func (s *Store) EdgeGetForUpdate(_ context.Context, tenant, id string) (domain.E
 
 // EdgeNextForReview leases the oldest pending, unleased edge with both
 // endpoints within the subtrees and another principal's proposal.
-func (s *Store) EdgeNextForReview(_ context.Context, tenant, principal string, within app.Subtrees, now, leaseUntil time.Time) (domain.Edge, error) {
+func (s *Store) EdgeNextForReview(_ context.Context, tenant, principal string, within app.Subtrees, skip []string, now, leaseUntil time.Time) (domain.Edge, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var best *domain.Edge
 	for _, e := range s.edges {
 		if e.TenantID != tenant || e.State != domain.Pending || e.ProposerPrincipal == principal ||
 			(e.LeasedUntil != nil && e.LeasedUntil.After(now)) ||
-			!within.Contains(e.FromIDPath) || !within.Contains(e.ToIDPath) {
+			!within.Contains(e.FromIDPath) || !within.Contains(e.ToIDPath) || slices.Contains(skip, e.ID) {
 			continue
 		}
 		if best == nil || e.ProposedAt.Before(best.ProposedAt) {

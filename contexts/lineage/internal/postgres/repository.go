@@ -154,9 +154,9 @@ func (r *Repository) EdgesQueueCounts(ctx context.Context, tenant, principal str
 	return out, nil
 }
 
-func (r *Repository) EdgeNextForReview(ctx context.Context, tenant, principal string, within app.Subtrees, now, leaseUntil time.Time) (domain.Edge, error) {
+func (r *Repository) EdgeNextForReview(ctx context.Context, tenant, principal string, within app.Subtrees, skip []string, now, leaseUntil time.Time) (domain.Edge, error) {
 	rows, err := r.q.EdgesQueue(ctx, r.conn(ctx), dbsqlc.EdgesQueueParams{
-		TenantID: tenant, Principal: principal, Now: &now, Allow: orEmpty(within.Allow), Deny: orEmpty(within.Deny),
+		TenantID: tenant, Principal: principal, Now: &now, Allow: orEmpty(within.Allow), Deny: orEmpty(within.Deny), Skip: orEmpty(skip),
 	})
 	if err != nil {
 		return domain.Edge{}, translate(err)

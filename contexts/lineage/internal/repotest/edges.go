@@ -44,7 +44,7 @@ func lease(t *testing.T, s Store) {
 		var e domain.Edge
 		err := s.Tx.InTx(ctx, func(ctx context.Context) error {
 			var err error
-			e, err = s.Repo.EdgeNextForReview(ctx, tenant, "pr_rev", reviewer, at, at.Add(10*time.Minute))
+			e, err = s.Repo.EdgeNextForReview(ctx, tenant, "pr_rev", reviewer, nil, at, at.Add(10*time.Minute))
 			return err
 		})
 		return e, err
@@ -95,7 +95,7 @@ func concurrentLeases(t *testing.T, s Store) {
 	for i := range reviewers {
 		wg.Go(func() {
 			err := s.Tx.InTx(ctx, func(ctx context.Context) error {
-				e, err := s.Repo.EdgeNextForReview(ctx, tenant, "pr_rev", reviewer, now, now.Add(time.Minute))
+				e, err := s.Repo.EdgeNextForReview(ctx, tenant, "pr_rev", reviewer, nil, now, now.Add(time.Minute))
 				asked.Done()
 				if !waitOrTimeout(&asked, 5*time.Second) {
 					t.Error("a reviewer blocked on an edge another one holds, instead of skipping it (SKIP LOCKED)")
@@ -147,7 +147,7 @@ func decide(t *testing.T, s Store) {
 	ce := claimEdge(tenant, a[0], a[1], "supports", now)
 	must(t, s.Repo.EdgeInsert(ctx, ce))
 	must(t, s.Tx.InTx(ctx, func(ctx context.Context) error {
-		_, err := s.Repo.EdgeNextForReview(ctx, tenant, "pr_rev", reviewer, now, now.Add(time.Minute))
+		_, err := s.Repo.EdgeNextForReview(ctx, tenant, "pr_rev", reviewer, nil, now, now.Add(time.Minute))
 		return err
 	}))
 	later := now.Add(time.Minute)
@@ -184,7 +184,7 @@ func decide(t *testing.T, s Store) {
 	if got, err := s.Repo.ClaimEdgesTouching(ctx, tenant, []string{a[0]}); err != nil || len(got) != 0 {
 		t.Fatalf("a rejected claim edge still touches: %+v, %v", got, err)
 	}
-	if _, err := s.Repo.EdgeNextForReview(ctx, tenant, "pr_rev", reviewer, later.Add(time.Hour), later.Add(2*time.Hour)); !errors.Is(err, app.ErrNotFound) {
+	if _, err := s.Repo.EdgeNextForReview(ctx, tenant, "pr_rev", reviewer, nil, later.Add(time.Hour), later.Add(2*time.Hour)); !errors.Is(err, app.ErrNotFound) {
 		t.Fatalf("a decided edge is served again: %v", err)
 	}
 }
@@ -240,7 +240,7 @@ func queueCounts(t *testing.T, s Store) {
 	insert(4, 5, -1*time.Hour, nil)
 	crew := insert(5, 6, -5*time.Hour, func(e *domain.Edge) { e.FromIDPath = "wa_u.wa_p.wa_crew" })
 	must(t, s.Tx.InTx(ctx, func(ctx context.Context) error {
-		_, err := s.Repo.EdgeNextForReview(ctx, tenant, "pr_rev", reviewer, now, now.Add(time.Minute))
+		_, err := s.Repo.EdgeNextForReview(ctx, tenant, "pr_rev", reviewer, nil, now, now.Add(time.Minute))
 		return err
 	}))
 	counts, err := s.Repo.EdgesQueueCounts(ctx, tenant, "pr_rev", reviewer, now)

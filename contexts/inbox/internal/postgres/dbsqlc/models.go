@@ -60,6 +60,18 @@ type AccessTenant struct {
 	CreatedAt       time.Time
 }
 
+type AccessWebCredential struct {
+	TenantID  string
+	ID        string
+	KeyID     string
+	Kind      string
+	Selector  []byte
+	Verifier  []byte
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	EndedAt   *time.Time
+}
+
 type AccessWorkarea struct {
 	TenantID  string
 	ID        string

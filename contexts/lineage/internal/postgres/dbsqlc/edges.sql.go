@@ -153,6 +153,7 @@ WHERE e.tenant_id = $1 AND e.state = 'pending'
   AND CAST($4::text[] AS ltree[]) @> e.to_id_path
   AND NOT (CAST($5::text[] AS ltree[]) @> e.from_id_path)
   AND NOT (CAST($5::text[] AS ltree[]) @> e.to_id_path)
+  AND NOT (e.id = ANY($6::text[]))
 ORDER BY e.proposed_at
 LIMIT 1
 FOR UPDATE OF e SKIP LOCKED
@@ -164,6 +165,7 @@ type EdgesQueueParams struct {
 	Now       *time.Time
 	Allow     []string
 	Deny      []string
+	Skip      []string
 }
 
 // Pending edges a reviewer may ratify: both endpoints inside its review
@@ -175,6 +177,7 @@ func (q *Queries) EdgesQueue(ctx context.Context, db DBTX, arg EdgesQueueParams)
 		arg.Now,
 		arg.Allow,
 		arg.Deny,
+		arg.Skip,
 	)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,180 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+)
+
+type whoamiOut struct {
+	Root string `json:"root_workarea"`
+}
+
+// node is one workarea row of the overview tree.
+type node struct {
+	ID     string
+	Path   string
+	Leaf   string
+	Status string
+	Depth  int
+	Claims int
+	Edges  int
+	Known  bool // the counts are known (the key reviews there)
+}
+
+type overviewPage struct {
+	Nodes     []node
+	Truncated bool
+	Reviewer  bool
+}
+
+// maxTreeNodes bounds the overview's walk of the tree.
+const maxTreeNodes = 500
+
+// overview is GET /overview: the workarea tree the key can read, with
+// status and what waits for review there.
+func (p *Pages) overview(w http.ResponseWriter, r *http.Request) {
+	var who whoamiOut
+	if _, err := p.call(r, http.MethodGet, "/v1/whoami", nil, &who); err != nil {
+		p.refuse(w, r, err)
+		return
+	}
+	counts := map[string]queueRow{}
+	var q queueOut
+	_, qerr := p.call(r, http.MethodGet, "/v1/reviews/queue", nil, &q)
+	for _, row := range q.Workareas {
+		counts[row.Workarea] = row
+	}
+	data := overviewPage{Reviewer: qerr == nil}
+	// Start at the root; a key that cannot read it starts at the
+	// workareas it reviews.
+	starts := []string{who.Root}
+	var rootView workareaOut
+	if _, err := p.call(r, http.MethodGet, "/v1/workareas/"+url.PathEscape(who.Root), nil, &rootView); err != nil {
+		starts = starts[:0]
+		for _, row := range q.Workareas {
+			starts = append(starts, row.Workarea)
+		}
+	}
+	seen := map[string]bool{}
+	var walk func(id string, depth int)
+	walk = func(id string, depth int) {
+		if seen[id] || len(data.Nodes) >= maxTreeNodes {
+			data.Truncated = data.Truncated || len(data.Nodes) >= maxTreeNodes
+			return
+		}
+		seen[id] = true
+		var wa workareaOut
+		if _, err := p.call(r, http.MethodGet, "/v1/workareas/"+url.PathEscape(id), nil, &wa); err != nil {
+			return
+		}
+		c, known := counts[wa.ID]
+		data.Nodes = append(data.Nodes, node{ID: wa.ID, Path: wa.Path, Leaf: leaf(wa.Path), Status: wa.Status, Depth: depth,
+			Claims: c.Claims, Edges: c.Edges, Known: known || data.Reviewer})
+		children := wa.Children
+		sort.Slice(children, func(i, j int) bool { return children[i].PathLeaf < children[j].PathLeaf })
+		for _, ch := range children {
+			walk(ch.ID, depth+1)
+		}
+	}
+	for _, s := range starts {
+		walk(s, 0)
+	}
+	p.render(w, r, http.StatusOK, "overview", "Overview", "overview", data)
+}
+
+func leaf(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '.' {
+			return path[i+1:]
+		}
+	}
+	return path
+}
+
+type tailEvent struct {
+	Seq       int64          `json:"seq"`
+	EventType string         `json:"event_type"`
+	At        time.Time      `json:"at"`
+	Actor     string         `json:"actor"`
+	Hash      string         `json:"hash"`
+	Subject   map[string]any `json:"subject"`
+}
+
+type tailOut struct {
+	Events  []tailEvent `json:"events"`
+	HeadSeq int64       `json:"head_seq"`
+}
+
+type verifyOut struct {
+	Events  int64  `json:"events"`
+	HeadSeq int64  `json:"head_seq"`
+	OK      bool   `json:"ok"`
+	BadSeq  int64  `json:"bad_seq"`
+	Reason  string `json:"reason"`
+	Refusal *refusal
+}
+
+type workareaPage struct {
+	Workarea workareaOut
+	Events   []tailEvent
+	Admin    bool
+	Verify   *verifyOut
+}
+
+// recentEvents is how many of the newest journal events the page scans.
+const recentEvents = 500
+
+// workarea is GET /workareas/{id}: crew, children, recent journal events.
+func (p *Pages) workarea(w http.ResponseWriter, r *http.Request) {
+	p.workareaWith(w, r, nil)
+}
+
+func (p *Pages) workareaWith(w http.ResponseWriter, r *http.Request, v *verifyOut) {
+	id := chi.URLParam(r, "id")
+	var wa workareaOut
+	if _, err := p.call(r, http.MethodGet, "/v1/workareas/"+url.PathEscape(id), nil, &wa); err != nil {
+		p.refuse(w, r, err)
+		return
+	}
+	data := workareaPage{Workarea: wa, Verify: v}
+	for _, verb := range wa.Verbs {
+		data.Admin = data.Admin || verb == "admin"
+	}
+	// The newest events: read the head, then the tail from before it.
+	var head tailOut
+	if _, err := p.call(r, http.MethodGet, "/v1/events?scope="+url.QueryEscape(wa.ID), nil, &head); err == nil {
+		after := max(head.HeadSeq-recentEvents, 0)
+		var t tailOut
+		if _, err := p.call(r, http.MethodGet, "/v1/events?limit=500&scope="+url.QueryEscape(wa.ID)+"&after_seq="+strconv.FormatInt(after, 10), nil, &t); err == nil {
+			ev := t.Events
+			if len(ev) > 25 {
+				ev = ev[len(ev)-25:]
+			}
+			for i, j := 0, len(ev)-1; i < j; i, j = i+1, j-1 {
+				ev[i], ev[j] = ev[j], ev[i]
+			}
+			data.Events = ev
+		}
+	}
+	p.render(w, r, http.StatusOK, "workarea", wa.Path, "overview", data)
+}
+
+// verify is POST /workareas/{id}/verify: recompute the tenant's chain
+// (admin on universe) and show the result on the workarea page.
+func (p *Pages) verify(w http.ResponseWriter, r *http.Request) {
+	var v verifyOut
+	if _, err := p.call(r, http.MethodGet, "/v1/admin/journal/verify", nil, &v); err != nil {
+		if ae, ok := err.(*apiError); ok {
+			v.Refusal = &refusal{Status: ae.Status, Code: string(ae.Body.Code), Rule: ae.Body.Rule, Message: ae.Body.Message, Words: words(string(ae.Body.Code))}
+		} else {
+			p.refuse(w, r, err)
+			return
+		}
+	}
+	p.workareaWith(w, r, &v)
+}
