@@ -494,7 +494,15 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%d B", n)
 	},
-	"add": func(a, b int) int { return a + b },
+	"past": func(verdict string) string {
+		switch verdict {
+		case "approve":
+			return "approved"
+		case "reject":
+			return "rejected"
+		}
+		return verdict
+	},
 }
 
 // randomToken returns n random bytes, URL-safe encoded.

@@ -69,6 +69,18 @@ commands:
   inbox answer ID TEXT              answer a question (admin on its workarea)
   inbox decide ID approve|decline [--note TEXT]
                                     decide an approval (admin on its workarea)
+  review [--workarea W]             review interactively: serve the next item, show it (lineage,
+                                    findings, attachment material), then approve, reject (with a
+                                    reason), skip or quit; goes on until the queue is empty
+  review next [--workarea W] [--skip ID,…]
+                                    serve the next item and print it (--json: the serve, or null
+                                    when nothing waits)
+  review approve|reject SERVE_ID --reason TEXT
+                                    give a serve its verdict (a rejection needs a reason)
+  review release SERVE_ID           give a serve back unjudged
+  review queue                      what waits for your review, per workarea
+  web link                          print a one-time link that signs a browser in as this key
+                                    (the link carries a code, valid 10 minutes, never the key)
   whoami                            show the key's principal, role, tenant and root workarea
   tools                             list the MCP tools with their input schemas
   call TOOL [JSON|-]                call one MCP tool with a JSON object of arguments
@@ -139,7 +151,7 @@ func runIO(ctx context.Context, args []string, getenv func(string) string, stdin
 	// when given.
 	// attach, mcp and a waiting inbox run as long as they need; --timeout
 	// still bounds them when given.
-	long := fs.Arg(0) == "attach" || fs.Arg(0) == "mcp" || (fs.Arg(0) == "inbox" && slices.ContainsFunc(fs.Args(), func(a string) bool {
+	long := fs.Arg(0) == "attach" || fs.Arg(0) == "mcp" || (fs.Arg(0) == "review" && (fs.NArg() == 1 || strings.HasPrefix(fs.Arg(1), "-"))) || (fs.Arg(0) == "inbox" && slices.ContainsFunc(fs.Args(), func(a string) bool {
 		return a == "--wait" || a == "-wait" || strings.HasPrefix(a, "--wait=") || strings.HasPrefix(a, "-wait=")
 	}))
 	if c.timeout > 0 && (!long || timeoutSet) {
@@ -171,6 +183,10 @@ func (c *cli) dispatch(ctx context.Context, cmd string, args []string) error {
 		return c.mcpProxy(ctx, args)
 	case "inbox":
 		return c.inbox(ctx, args)
+	case "review":
+		return c.review(ctx, args)
+	case "web":
+		return c.web(ctx, args)
 	case "call":
 		return c.call(ctx, args)
 	case "admin":
