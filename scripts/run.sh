@@ -77,9 +77,16 @@ KEYS
 	. var/demo/keys.env
 fi
 
+# A one-time link that signs a browser in as the demo reviewer: it carries
+# a code (one use, 10 minutes), never the key.
+signin=$(OML_URL=$URL OML_API_KEY=$OML_REVIEWER_KEY bin/oml web link | head -1) || signin="(no link: run bin/oml web link with the reviewer's key)"
+
 cat <<CONFIG
 
 OML is serving on $URL (Ctrl-C stops it).
+Reviewer and inbox pages: open $URL/ in a browser. To sign in as the demo reviewer, open
+  $signin
+(one use, within 10 minutes; later, paste a key on the sign-in page or run bin/oml web link).
 Demo keys: var/demo/keys.env (admin, writer, reviewer, reader; mode 0600).
 
 MCP client config for the demo writer (paste into your agent's settings):
@@ -106,7 +113,7 @@ request to $URL with the key):
 }
 
 Try it:  OML_API_KEY=\$(grep WRITER var/demo/keys.env | cut -d= -f2) bin/oml call oml_workarea_info '{"workarea":"universe.procurement"}'
-Reviewers use the HTTP API: POST /v1/reviews/serve, then POST /v1/reviews/{serve_id}/verdict (docs/API.md).
+Review in a terminal:  OML_API_KEY=\$(grep REVIEWER var/demo/keys.env | cut -d= -f2) bin/oml review
 CONFIG
 
 wait $SERVER

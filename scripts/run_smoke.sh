@@ -26,4 +26,8 @@ key=$(sed -nE 's/.*"Authorization": "Bearer (oml_k_[0-9A-Z]+)".*/\1/p' "$log" | 
 [[ -n $key ]] || { cat "$log"; echo "run_smoke: no key in the printed MCP config" >&2; exit 1; }
 out=$(OML_URL=http://$OML_LISTEN OML_API_KEY=$key bin/oml call oml_workarea_info '{"workarea":"universe.procurement"}')
 grep -q '"remember"' <<<"$out" || { echo "$out"; echo "run_smoke: the printed key cannot write" >&2; exit 1; }
-echo "run_smoke: make run served on $OML_LISTEN and its printed key works"
+# The printed sign-in link signs a browser in (a session cookie), once.
+link=$(grep -oE 'http://[^ ]+/sign-in/code\?code=oml_c_[0-9A-Z]+' "$log" | head -1)
+[[ -n $link ]] || { cat "$log"; echo "run_smoke: no sign-in link printed" >&2; exit 1; }
+curl -fsS -o /dev/null -D - "$link" | grep -qi '^set-cookie: oml_session=' || { echo "run_smoke: the sign-in link did not sign in" >&2; exit 1; }
+echo "run_smoke: make run served on $OML_LISTEN; its printed key works and its sign-in link signs in"
