@@ -29,11 +29,18 @@ echo
 go test -run '^$' -bench RealTools -benchtime "${N_REAL:-2000}x" -count "$COUNT" ./cmd/oml-server | tee var/bench/real_tools.txt | awk -f scripts/benchtable.awk
 
 echo
-echo "## Admission: held submissions/s and serve + verdict round trips beside the journal append alone"
+echo "## Admission: held submissions/s and serve + verdict round trips (HTTP API and the reviewer's pages) beside the journal append alone"
 echo
 echo "\`go test -run '^\$' -bench Admission -benchtime ${N_ADMISSION:-2000}x -count $COUNT ./cmd/oml-server\`"
 echo
 go test -run '^$' -bench Admission -benchtime "${N_ADMISSION:-2000}x" -count "$COUNT" ./cmd/oml-server | tee var/bench/admission.txt | awk -f scripts/benchtable.awk
+
+echo
+echo "## Statements per serve (constant, not one batch per candidate) and per verdict"
+echo
+echo "\`go test -run TestServeStatementCount -v ./cmd/oml-server\`"
+echo
+go test -count=1 -run TestServeStatementCount -v ./cmd/oml-server | tee var/bench/statements.txt | grep -o 'statements: .*'
 
 echo
 echo "## Transport overhead in process (no database): one trivial call"

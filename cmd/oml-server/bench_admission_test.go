@@ -14,7 +14,7 @@ import (
 
 // BenchmarkAdmission measures held submissions per second for one tenant
 // (POST /v1/memories from the load generator) and a serve + verdict round
-// trip, beside the journal append alone (in process, one event per
+// trip through the HTTP API and through the reviewer's web pages, beside the journal append alone (in process, one event per
 // transaction, the same tenant) in the same run:
 //
 //	go test -run '^$' -bench Admission -benchtime 2000x ./cmd/oml-server
@@ -26,11 +26,18 @@ func BenchmarkAdmission(b *testing.B) {
 			e.load(b, loadSpec{Target: "remember", Concurrency: c, Warmup: 50})
 		})
 	}
-	// The submissions above fill the review queue.
+	// The submissions above fill the review queue. The same round trip
+	// through the reviewer's pages (form posts, HTML answers) sits beside
+	// the API's.
 	for _, c := range []int{1, 8} {
-		b.Run(fmt.Sprintf("target=review/c=%d", c), func(b *testing.B) {
-			e.load(b, loadSpec{Target: "review", Concurrency: c, Warmup: 20})
-		})
+		for _, target := range []string{"review", "review_web"} {
+			b.Run(fmt.Sprintf("target=%s/c=%d", target, c), func(b *testing.B) {
+				// Each run reviews its own items: as many as it serves,
+				// submitted before the clock starts.
+				e.run(b, loadSpec{Target: "remember", Concurrency: 8, N: b.N + 20})
+				e.load(b, loadSpec{Target: target, Concurrency: c, Warmup: 20})
+			})
+		}
 	}
 }
 

@@ -196,7 +196,19 @@ func BenchmarkWorkareaInfo(b *testing.B) {
 
 // load runs the load generator for b.N operations and reports its numbers.
 func (e *benchEnv) load(b *testing.B, spec loadSpec) {
-	spec.N, spec.Key, spec.ReviewerKey, spec.Workarea = b.N, e.key, e.reviewerKey, e.workarea
+	spec.N = b.N
+	b.ResetTimer()
+	res := e.run(b, spec)
+	b.StopTimer()
+	b.ReportMetric(res.RPS, "req/s")
+	b.ReportMetric(res.P50ms, "p50-ms")
+	b.ReportMetric(res.P99ms, "p99-ms")
+}
+
+// run runs the load generator for spec (spec.N operations) and returns
+// what it measured.
+func (e *benchEnv) run(b *testing.B, spec loadSpec) loadResult {
+	spec.Key, spec.ReviewerKey, spec.Workarea = e.key, e.reviewerKey, e.workarea
 	if spec.URL == "" {
 		spec.URL = e.srv.URL
 	}
@@ -207,9 +219,7 @@ func (e *benchEnv) load(b *testing.B, spec loadSpec) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "OML_BENCH_LOADGEN="+string(raw))
 	cmd.Stderr = os.Stderr
-	b.ResetTimer()
 	out, err := cmd.Output()
-	b.StopTimer()
 	if err != nil {
 		b.Fatalf("load generator: %v", err)
 	}
@@ -217,7 +227,5 @@ func (e *benchEnv) load(b *testing.B, spec loadSpec) {
 	if err := json.Unmarshal(out, &res); err != nil {
 		b.Fatalf("load generator output %q: %v", out, err)
 	}
-	b.ReportMetric(res.RPS, "req/s")
-	b.ReportMetric(res.P50ms, "p50-ms")
-	b.ReportMetric(res.P99ms, "p99-ms")
+	return res
 }

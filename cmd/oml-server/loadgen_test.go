@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -30,8 +32,8 @@ func TestMain(m *testing.M) {
 
 // loadSpec says what the load generator sends.
 type loadSpec struct {
-	// select1 | http | mcp | remember | review | recall_http | recall_mcp |
-	// remember_http (= remember) | remember_mcp
+	// select1 | http | mcp | remember | review | review_web | recall_http |
+	// recall_mcp | remember_http (= remember) | remember_mcp
 	Target      string `json:"target"`
 	Concurrency int    `json:"c"`
 	N           int    `json:"n"`
@@ -107,6 +109,89 @@ type generator struct {
 	client *http.Client
 	run    string
 	seq    atomic.Int64
+	// The review_web target's session, made once.
+	webOnce sync.Once
+	webErr  error
+	cookie  string
+	csrf    string
+}
+
+var (
+	servedForm = regexp.MustCompile(`action="/review/(srv_[0-9A-Z]+)/verdict"`)
+	csrfInput  = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+)
+
+// signIn signs the reviewer in through the sign-in form, as a browser
+// does, and keeps the session cookie and its CSRF token.
+func (g *generator) signIn() {
+	g.webErr = func() error {
+		resp, err := g.client.Get(g.spec.URL + "/sign-in")
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		m := csrfInput.FindSubmatch(body)
+		if m == nil || len(resp.Cookies()) == 0 {
+			return fmt.Errorf("sign-in page: %d %.200s", resp.StatusCode, body)
+		}
+		req, _ := http.NewRequest("POST", g.spec.URL+"/sign-in", strings.NewReader(url.Values{"csrf": {string(m[1])}, "key": {g.spec.ReviewerKey}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", g.spec.URL)
+		req.AddCookie(resp.Cookies()[0])
+		noFollow := &http.Client{Transport: g.client.Transport,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err = noFollow.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		for _, c := range resp.Cookies() {
+			if c.Name == "oml_session" {
+				g.cookie = c.Value
+			}
+		}
+		if g.cookie == "" {
+			return fmt.Errorf("sign-in: %d without a session", resp.StatusCode)
+		}
+		req, _ = http.NewRequest("GET", g.spec.URL+"/queue", nil)
+		req.AddCookie(&http.Cookie{Name: "oml_session", Value: g.cookie})
+		resp, err = g.client.Do(req)
+		if err != nil {
+			return err
+		}
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if m = csrfInput.FindSubmatch(body); m == nil {
+			return fmt.Errorf("queue page without a CSRF token: %.200s", body)
+		}
+		g.csrf = string(m[1])
+		return nil
+	}()
+}
+
+// form posts a page form with the session and wants 200.
+func (g *generator) form(path string, v url.Values) ([]byte, error) {
+	req, err := http.NewRequest("POST", g.spec.URL+path, strings.NewReader(v.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", g.spec.URL)
+	req.AddCookie(&http.Cookie{Name: "oml_session", Value: g.cookie})
+	resp, err := g.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("POST %s: %d %.300s", path, resp.StatusCode, b)
+	}
+	return b, nil
 }
 
 // once performs one operation as a real client would and times it.
@@ -157,6 +242,23 @@ func (g *generator) once() (time.Duration, error) {
 			return 0, err
 		}
 		_, err = g.send("POST", "/v1/reviews/"+srv.ServeID+"/verdict", s.ReviewerKey, `{"verdict":"approve"}`, 200)
+		return time.Since(start), err
+	case "review_web":
+		// The same round trip through the reviewer's pages: a form post
+		// serves the next item's page, a second records the verdict.
+		if g.webOnce.Do(g.signIn); g.webErr != nil {
+			return 0, g.webErr
+		}
+		start = time.Now()
+		page, err := g.form("/review/serve", url.Values{"csrf": {g.csrf}})
+		if err != nil {
+			return 0, err
+		}
+		m := servedForm.FindSubmatch(page)
+		if m == nil {
+			return 0, fmt.Errorf("the serve page names no serve: %.300s", page)
+		}
+		_, err = g.form("/review/"+string(m[1])+"/verdict", url.Values{"csrf": {g.csrf}, "verdict": {"approve"}})
 		return time.Since(start), err
 	}
 	return 0, fmt.Errorf("unknown target %q", s.Target)
