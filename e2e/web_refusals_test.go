@@ -242,3 +242,44 @@ func TestWebRefusals(t *testing.T) {
 		t.Fatal("a web credential is in the journal")
 	}
 }
+
+// A pending edge is served on the page with both endpoints named as the
+// reviewer may see them, and its verdict ratifies it; skipping it passes
+// it over.
+func TestWebServesAnEdge(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	s.grant(t, tm.writer.KeyID, "universe.procurement", "dreamer.propose", "allow")
+	a := s.createWorkarea(t, "universe.procurement", "edge-a", "--status", "committed")
+	b := s.createWorkarea(t, "universe.procurement", "edge-b", "--status", "committed")
+	e := decode[struct {
+		EdgeID string `json:"edge_id"`
+	}](t, s.do(t, "POST", "/v1/edges", tm.writer.Token, map[string]any{"kind": "workarea", "label": "relates_to", "from": a.ID, "to": b.ID, "note": "same supplier"}), 201)
+
+	rev := webSignIn(t, s, tm.reviewer.Token)
+	token := rev.csrf(t)
+	status, body := rev.post(t, "/review/serve", url.Values{"csrf": {token}})
+	if status != 200 || !strings.Contains(body, e.EdgeID) || !strings.Contains(body, "universe.procurement.edge-a") ||
+		!strings.Contains(body, "universe.procurement.edge-b") || !strings.Contains(body, "same supplier") {
+		t.Fatalf("served edge page: %d %s", status, body)
+	}
+	serve := regexp.MustCompile(`action="/review/(srv_[0-9A-Z]+)/release"`).FindStringSubmatch(body)
+	if serve == nil {
+		t.Fatalf("no release form: %s", body)
+	}
+	// Skip it: released, and with nothing else waiting the page says so.
+	status, body = rev.post(t, "/review/"+serve[1]+"/release", url.Values{"csrf": {token}, "next": {"1"}, "skip": {e.EdgeID}})
+	if status != 200 || !strings.Contains(body, "Nothing to review") {
+		t.Fatalf("skip the only edge: %d %s", status, body)
+	}
+	status, body = rev.post(t, "/review/serve", url.Values{"csrf": {token}})
+	serve = regexp.MustCompile(`action="/review/(srv_[0-9A-Z]+)/verdict"`).FindStringSubmatch(body)
+	if status != 200 || serve == nil {
+		t.Fatalf("serve again: %d %s", status, body)
+	}
+	status, body = rev.post(t, "/review/"+serve[1]+"/verdict", url.Values{"csrf": {token}, "verdict": {"approve"}})
+	if status != 200 || !strings.Contains(body, `<strong id="state">ratified</strong>`) || !strings.Contains(body, e.EdgeID) {
+		t.Fatalf("edge verdict page: %d %s", status, body)
+	}
+}

@@ -58,6 +58,7 @@ type served struct {
 type verdictOut struct {
 	ServeID           string `json:"serve_id"`
 	ArtifactID        string `json:"artifact_id"`
+	EdgeID            string `json:"edge_id"`
 	Verdict           string `json:"verdict"`
 	State             string `json:"state"`
 	Approvals         int    `json:"approvals"`
@@ -172,6 +173,10 @@ func (c *cli) verdictRequest(serveID, verb, reason string) request {
 }
 
 func printVerdict(w io.Writer, v verdictOut) error {
+	if v.EdgeID != "" {
+		_, err := fmt.Fprintf(w, "%s edge %s: now %s\n", pastTense(v.Verdict), v.EdgeID, v.State)
+		return err
+	}
 	_, err := fmt.Fprintf(w, "%s %s: now %s (%d of %d approvals)\n", pastTense(v.Verdict), orDash(v.ArtifactID), v.State, v.Approvals, v.RequiredApprovals)
 	return err
 }
