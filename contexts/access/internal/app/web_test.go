@@ -123,6 +123,4 @@ func must2[A, B any](a A, b B, err error) func(*testing.T) (A, B) {
 	}
 }
 
-
-
 func fmtAny(v any) string { return fmt.Sprint(v) }
