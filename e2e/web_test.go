@@ -3,6 +3,8 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -126,6 +128,24 @@ func TestWebReviewAndInbox(t *testing.T) {
 	b.checkPage(t, "refusal")
 	if st := s.count(t, `SELECT count(*) FROM admission.artifacts WHERE id = $1 AND state = 'held'`, second.ArtifactID); st != 1 {
 		t.Fatal("an expired serve's verdict changed the claim")
+	}
+
+	// Another site's page posting a form at the pages: the browser sends
+	// no session cookie with it (SameSite=Strict), and nothing is served.
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html lang="en"><title>x</title><main><form method="post" action="%s/review/serve"><input name="csrf" value="guess"></form></main><script>document.forms[0].submit()</script></html>`, s.URL)
+	}))
+	defer evil.Close()
+	before := s.count(t, `SELECT count(*) FROM admission.serves`)
+	b.navigate(t, chromedp.Navigate(strings.Replace(evil.URL, "127.0.0.1", "localhost", 1)))
+	b.do(t, chromedp.WaitReady(chromedp.CSS(".refusal")))
+	if got := b.text(t, ".refusal"); !strings.Contains(got, "auth.invalid_key") {
+		t.Fatalf("a cross-site form post: %q", got)
+	}
+	b.refused(401)
+	if n := s.count(t, `SELECT count(*) FROM admission.serves`); n != before {
+		t.Fatalf("a cross-site post served %d items", n-before)
 	}
 
 	// The human: sign out, sign in as the admin, and watch the inbox.
