@@ -283,3 +283,49 @@ func TestWebServesAnEdge(t *testing.T) {
 		t.Fatalf("edge verdict page: %d %s", status, body)
 	}
 }
+
+// GET /v1/grants?workarea=W lists the live grants bound to W for an
+// admin of W; anyone else is refused as the API refuses it elsewhere.
+func TestGrantsOnAWorkarea(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	type listed struct {
+		Workarea string `json:"workarea"`
+		Grants   []struct {
+			GrantID   string `json:"grant_id"`
+			KeyID     string `json:"key_id"`
+			Principal string `json:"principal"`
+			Scope     string `json:"scope"`
+			Effect    string `json:"effect"`
+		} `json:"grants"`
+		More bool `json:"more"`
+	}
+	got := decode[listed](t, s.do(t, "GET", "/v1/grants?workarea=universe.procurement", s.AdminKey, nil), 200)
+	if len(got.Grants) != 10 || got.More {
+		t.Fatalf("grants on universe.procurement: %+v", got)
+	}
+	for _, g := range got.Grants {
+		if g.Principal == "" || g.Effect != "allow" {
+			t.Fatalf("grant %+v", g)
+		}
+	}
+	if n := len(decode[listed](t, s.do(t, "GET", "/v1/grants?workarea="+tm.crew.ID, s.AdminKey, nil), 200).Grants); n != 0 {
+		t.Fatalf("inherited grants listed on the crew: %d", n)
+	}
+	for name, c := range map[string]struct {
+		key, query string
+		status     int
+		code       string
+	}{
+		"a reader":        {tm.reader.Token, "workarea=universe.procurement", 403, "access.denied"},
+		"no workarea":     {s.AdminKey, "", 400, "request.validation"},
+		"unknown param":   {s.AdminKey, "workarea=universe&key=x", 400, "request.validation"},
+		"unknown node":    {s.AdminKey, "workarea=universe.nowhere", 404, "access.not_found"},
+		"unreadable node": {tm.reader.Token, "workarea=universe", 404, "access.not_found"},
+	} {
+		if r := s.do(t, "GET", "/v1/grants?"+c.query, c.key, nil); r.Status != c.status || r.code() != c.code {
+			t.Errorf("%s: %d %s", name, r.Status, r.Body)
+		}
+	}
+}

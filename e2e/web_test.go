@@ -207,6 +207,11 @@ func TestWebReviewAndInbox(t *testing.T) {
 	if got := b.text(t, "table.events"); !strings.Contains(got, "lifecycle.promote") {
 		t.Fatalf("workarea events: %q", got)
 	}
+	b.navigate(t, chromedp.Click(chromedp.CSS(`a[href="/workareas/`+tm.crew.Parent+`"]`)))
+	if got := b.text(t, "table.grants"); !strings.Contains(got, "reviewer-1") || !strings.Contains(got, "dreamer.review") {
+		t.Fatalf("grants on universe.procurement: %q", got)
+	}
+	b.navigate(t, chromedp.Click(chromedp.CSS(`a[href="/workareas/`+tm.crew.ID+`"]`)))
 	b.navigate(t, chromedp.Click(chromedp.CSS(`form[action$="/verify"] button`)))
 	if got := b.text(t, "#verify-result"); !strings.Contains(got, "The chain holds") {
 		t.Fatalf("verify: %q", got)

@@ -119,10 +119,24 @@ type verifyOut struct {
 	Refusal *refusal
 }
 
+type grantsOut struct {
+	Grants []struct {
+		GrantID    string    `json:"grant_id"`
+		KeyID      string    `json:"key_id"`
+		Principal  string    `json:"principal"`
+		Scope      string    `json:"scope"`
+		Effect     string    `json:"effect"`
+		CreatedAt  time.Time `json:"created_at"`
+		KeyRevoked bool      `json:"key_revoked"`
+	} `json:"grants"`
+	More bool `json:"more"`
+}
+
 type workareaPage struct {
 	Workarea workareaOut
 	Events   []tailEvent
 	Admin    bool
+	Grants   *grantsOut
 	Verify   *verifyOut
 }
 
@@ -144,6 +158,12 @@ func (p *Pages) workareaWith(w http.ResponseWriter, r *http.Request, v *verifyOu
 	data := workareaPage{Workarea: wa, Verify: v}
 	for _, verb := range wa.Verbs {
 		data.Admin = data.Admin || verb == "admin"
+	}
+	if data.Admin {
+		var g grantsOut
+		if _, err := p.call(r, http.MethodGet, "/v1/grants?workarea="+url.QueryEscape(wa.ID), nil, &g); err == nil {
+			data.Grants = &g
+		}
 	}
 	// The newest events: read the head, then the tail from before it.
 	var head tailOut

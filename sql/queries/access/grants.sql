@@ -32,3 +32,14 @@ JOIN access.keys k ON k.tenant_id = t.id AND k.id = @key_id
 LEFT JOIN access.grants g ON g.tenant_id = t.id AND g.key_id = k.id AND g.removed_at IS NULL
 LEFT JOIN access.workareas w ON w.tenant_id = g.tenant_id AND w.id = g.workarea_id
 WHERE t.id = @tenant_id;
+
+-- name: GrantsOnWorkarea :many
+-- Live grants bound to one workarea, with their keys' principals, oldest
+-- first; limit+1 rows tell the caller more exist.
+SELECT g.id, g.key_id, g.scope, g.effect, g.created_at, p.name AS principal, k.revoked_at
+FROM access.grants g
+JOIN access.keys k ON k.tenant_id = g.tenant_id AND k.id = g.key_id
+JOIN access.principals p ON p.tenant_id = k.tenant_id AND p.id = k.principal_id
+WHERE g.tenant_id = $1 AND g.workarea_id = $2 AND g.removed_at IS NULL
+ORDER BY g.created_at, g.id
+LIMIT $3;

@@ -131,3 +131,36 @@ func (s *Service) grantIn(ctx context.Context, tenant, id string) (Grant, error)
 	}
 	return g, nil
 }
+
+// MaxListedGrants bounds one listing of a workarea's grants.
+const MaxListedGrants = 500
+
+// GrantsPage is a workarea's live grants; More says the listing stopped at
+// MaxListedGrants.
+type GrantsPage struct {
+	Workarea domain.Workarea
+	Grants   []ListedGrant
+	More     bool
+}
+
+// GrantsOn lists the live grants bound to a workarea (not inherited ones)
+// for an admin of it.
+func (s *Service) GrantsOn(ctx context.Context, ref string) (GrantsPage, error) {
+	v, err := s.viewOf(ctx)
+	if err != nil {
+		return GrantsPage{}, err
+	}
+	w, _, err := s.visible(ctx, v, ref, domain.ScopeAdmin)
+	if err != nil {
+		return GrantsPage{}, err
+	}
+	gs, err := s.repo.GrantsOn(ctx, v.caller.TenantID, w.ID, MaxListedGrants+1)
+	if err != nil {
+		return GrantsPage{}, fmt.Errorf("list grants: %w", err)
+	}
+	page := GrantsPage{Workarea: w, Grants: gs}
+	if len(gs) > MaxListedGrants {
+		page.Grants, page.More = gs[:MaxListedGrants], true
+	}
+	return page, nil
+}

@@ -60,6 +60,13 @@ type Grant struct {
 	RemovedAt  *time.Time
 }
 
+// ListedGrant is a live grant as an admin lists it.
+type ListedGrant struct {
+	Grant
+	Principal  string
+	KeyRevoked bool
+}
+
 // Repository is the access context's storage. Calls run in the unit of
 // work carried by ctx when there is one.
 type Repository interface {
@@ -100,6 +107,9 @@ type Repository interface {
 	GrantCreate(ctx context.Context, tenant string, g Grant, createdBy string) (string, bool, error)
 	GrantGet(ctx context.Context, tenant, id string) (Grant, error)
 	GrantRemove(ctx context.Context, tenant, id, by string, at time.Time) (bool, error)
+	// GrantsOn lists up to limit live grants bound to one workarea, oldest
+	// first, with their keys' principals.
+	GrantsOn(ctx context.Context, tenant, workarea string, limit int) ([]ListedGrant, error)
 	// AccessOf reads the key's epoch, revocation and grants in one snapshot.
 	AccessOf(ctx context.Context, tenant, keyID string) (Access, error)
 

@@ -13,6 +13,7 @@ import (
 	"github.com/omlhub/oml/contexts/access/internal/app"
 	"github.com/omlhub/oml/contexts/access/internal/wire"
 	"github.com/omlhub/oml/platform/auth"
+	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/idempotency"
 	"github.com/omlhub/oml/platform/transport"
 )
@@ -39,6 +40,7 @@ func (h *Handlers) Routes(r chi.Router) {
 	r.Delete("/keys/{id}", transport.Handler(h.revokeKey))
 	r.Post("/grants", transport.Handler(h.addGrant))
 	r.Delete("/grants/{id}", transport.Handler(h.removeGrant))
+	r.Get("/grants", transport.Handler(h.listGrants))
 	r.Get("/whoami", transport.Handler(h.whoami))
 	r.Get("/admin/journal/verify", transport.Handler(h.verifyJournal))
 	r.Post("/bans", transport.Handler(h.addBan))
@@ -357,5 +359,41 @@ func (h *Handlers) verifyJournal(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	transport.WriteJSON(w, http.StatusOK, rep)
+	return nil
+}
+
+// listGrants is GET /v1/grants?workarea=W: the live grants bound to W, for
+// an admin of W.
+func (h *Handlers) listGrants(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	for name := range q {
+		if name != "workarea" {
+			return errs.Invalid("GET /v1/grants: unknown parameter %q (want workarea)", name)
+		}
+	}
+	ref := q.Get("workarea")
+	if ref == "" {
+		return errs.Invalid("GET /v1/grants: workarea is required (an id or a path)")
+	}
+	page, err := h.svc.GrantsOn(r.Context(), ref)
+	if err != nil {
+		return err
+	}
+	type grant struct {
+		GrantID    string    `json:"grant_id"`
+		KeyID      string    `json:"key_id"`
+		Principal  string    `json:"principal"`
+		Scope      string    `json:"scope"`
+		Effect     string    `json:"effect"`
+		CreatedAt  time.Time `json:"created_at"`
+		KeyRevoked bool      `json:"key_revoked"`
+	}
+	out := make([]grant, len(page.Grants))
+	for i, g := range page.Grants {
+		out[i] = grant{GrantID: g.ID, KeyID: g.KeyID, Principal: g.Principal, Scope: g.Scope.String(), Effect: string(g.Effect),
+			CreatedAt: g.CreatedAt.UTC(), KeyRevoked: g.KeyRevoked}
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	transport.WriteJSON(w, http.StatusOK, map[string]any{"workarea": page.Workarea.ID, "grants": out, "more": page.More})
 	return nil
 }

@@ -6,6 +6,7 @@ package memstore
 import (
 	"context"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -447,4 +448,31 @@ func (s *Store) WebCredentialsEndForKey(_ context.Context, tenant, keyID string,
 		}
 	}
 	return n, nil
+}
+
+// GrantsOn lists live grants bound to one workarea, oldest first.
+func (s *Store) GrantsOn(_ context.Context, tenant, workarea string, limit int) ([]app.ListedGrant, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []app.ListedGrant
+	for _, r := range s.grants {
+		if r.tenant != tenant || r.grant.WorkareaID != workarea || r.grant.RemovedAt != nil {
+			continue
+		}
+		lg := app.ListedGrant{Grant: r.grant}
+		if k, ok := s.keys[r.grant.KeyID]; ok {
+			lg.Principal, lg.KeyRevoked = k.key.Principal.Name, k.key.RevokedAt != nil
+		}
+		out = append(out, lg)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
 }

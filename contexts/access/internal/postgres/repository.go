@@ -399,3 +399,20 @@ func (r *Repository) WebCredentialsEndForKey(ctx context.Context, tenant, keyID 
 	n, err := r.q.WebCredentialsEndForKey(ctx, r.conn(ctx), dbsqlc.WebCredentialsEndForKeyParams{TenantID: tenant, KeyID: keyID, EndedAt: &at})
 	return n, translate(err)
 }
+
+// GrantsOn lists live grants bound to one workarea.
+func (r *Repository) GrantsOn(ctx context.Context, tenant, workarea string, limit int) ([]app.ListedGrant, error) {
+	rows, err := r.q.GrantsOnWorkarea(ctx, r.conn(ctx), dbsqlc.GrantsOnWorkareaParams{TenantID: tenant, WorkareaID: workarea, Limit: int32(limit)})
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]app.ListedGrant, len(rows))
+	for i, row := range rows {
+		scope, _ := domain.ParseScope(row.Scope)
+		out[i] = app.ListedGrant{
+			Grant: app.Grant{ID: row.ID, KeyID: row.KeyID, WorkareaID: workarea, Scope: scope, Effect: domain.Effect(row.Effect), CreatedAt: row.CreatedAt},
+			Principal: row.Principal, KeyRevoked: row.RevokedAt != nil,
+		}
+	}
+	return out, nil
+}

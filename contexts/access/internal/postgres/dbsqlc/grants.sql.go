@@ -190,3 +190,59 @@ func (q *Queries) GrantRemove(ctx context.Context, db DBTX, arg GrantRemoveParam
 	}
 	return result.RowsAffected(), nil
 }
+
+const grantsOnWorkarea = `-- name: GrantsOnWorkarea :many
+SELECT g.id, g.key_id, g.scope, g.effect, g.created_at, p.name AS principal, k.revoked_at
+FROM access.grants g
+JOIN access.keys k ON k.tenant_id = g.tenant_id AND k.id = g.key_id
+JOIN access.principals p ON p.tenant_id = k.tenant_id AND p.id = k.principal_id
+WHERE g.tenant_id = $1 AND g.workarea_id = $2 AND g.removed_at IS NULL
+ORDER BY g.created_at, g.id
+LIMIT $3
+`
+
+type GrantsOnWorkareaParams struct {
+	TenantID   string
+	WorkareaID string
+	Limit      int32
+}
+
+type GrantsOnWorkareaRow struct {
+	ID        string
+	KeyID     string
+	Scope     string
+	Effect    string
+	CreatedAt time.Time
+	Principal string
+	RevokedAt *time.Time
+}
+
+// Live grants bound to one workarea, with their keys' principals, oldest
+// first; limit+1 rows tell the caller more exist.
+func (q *Queries) GrantsOnWorkarea(ctx context.Context, db DBTX, arg GrantsOnWorkareaParams) ([]GrantsOnWorkareaRow, error) {
+	rows, err := db.Query(ctx, grantsOnWorkarea, arg.TenantID, arg.WorkareaID, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []GrantsOnWorkareaRow
+	for rows.Next() {
+		var i GrantsOnWorkareaRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.KeyID,
+			&i.Scope,
+			&i.Effect,
+			&i.CreatedAt,
+			&i.Principal,
+			&i.RevokedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
