@@ -410,7 +410,7 @@ func (r *Repository) GrantsOn(ctx context.Context, tenant, workarea string, limi
 	for i, row := range rows {
 		scope, _ := domain.ParseScope(row.Scope)
 		out[i] = app.ListedGrant{
-			Grant: app.Grant{ID: row.ID, KeyID: row.KeyID, WorkareaID: workarea, Scope: scope, Effect: domain.Effect(row.Effect), CreatedAt: row.CreatedAt},
+			Grant:     app.Grant{ID: row.ID, KeyID: row.KeyID, WorkareaID: workarea, Scope: scope, Effect: domain.Effect(row.Effect), CreatedAt: row.CreatedAt},
 			Principal: row.Principal, KeyRevoked: row.RevokedAt != nil,
 		}
 	}
