@@ -310,6 +310,9 @@ func TestGrantsOnAWorkarea(t *testing.T) {
 			t.Fatalf("grant %+v", g)
 		}
 	}
+	if out := s.mustOML(t, s.AdminKey, "grant", "list", "--workarea", "universe.procurement"); strings.Count(out, "reviewer-1") != 3 || !strings.Contains(out, "dreamer.review") {
+		t.Fatalf("oml grant list: %s", out)
+	}
 	if n := len(decode[listed](t, s.do(t, "GET", "/v1/grants?workarea="+tm.crew.ID, s.AdminKey, nil), 200).Grants); n != 0 {
 		t.Fatalf("inherited grants listed on the crew: %d", n)
 	}

@@ -22,7 +22,7 @@ type grantResult struct {
 	IdempotentReplay *bool `json:"idempotent_replay,omitempty"`
 }
 
-const grantVerbs = "add or remove"
+const grantVerbs = "add, remove or list"
 
 func (c *cli) grants(ctx context.Context, args []string) error {
 	verb, args, err := c.subcommand("grant", args, grantVerbs)
@@ -34,6 +34,8 @@ func (c *cli) grants(ctx context.Context, args []string) error {
 		return c.grantAdd(ctx, args)
 	case "remove":
 		return c.grantRemove(ctx, args)
+	case "list":
+		return c.grantList(ctx, args)
 	}
 	return c.unknownSubcommand("grant", verb, grantVerbs)
 }
@@ -84,6 +86,49 @@ func (c *cli) grantRemove(ctx context.Context, args []string) error {
 		func(w io.Writer, r removed) error {
 			_, err := fmt.Fprintf(w, "grant removed %s; permission epoch %d\n", r.GrantID, r.PermissionEpoch)
 			return err
+		})
+	return err
+}
+
+// grantList runs `oml grant list --workarea W`: the live grants bound to W.
+func (c *cli) grantList(ctx context.Context, args []string) error {
+	fs := c.flags("grant list", "--workarea ID|PATH")
+	workarea := fs.String("workarea", "", "workarea id or path (required)")
+	if _, err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *workarea == "" {
+		return errors.New("grant list: --workarea is required")
+	}
+	_, err := exchange(ctx, c, request{method: http.MethodGet, path: "/v1/grants?workarea=" + url.QueryEscape(*workarea)},
+		func(w io.Writer, page struct {
+			Grants []struct {
+				GrantID    string `json:"grant_id"`
+				KeyID      string `json:"key_id"`
+				Principal  string `json:"principal"`
+				Scope      string `json:"scope"`
+				Effect     string `json:"effect"`
+				KeyRevoked bool   `json:"key_revoked"`
+			} `json:"grants"`
+			More bool `json:"more"`
+		}) error {
+			tw := table(w)
+			fmt.Fprintln(tw, "GRANT\tKEY\tPRINCIPAL\tSCOPE\tEFFECT")
+			for _, g := range page.Grants {
+				principal := g.Principal
+				if g.KeyRevoked {
+					principal += " (key revoked)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.GrantID, g.KeyID, principal, g.Scope, g.Effect)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if page.More {
+				_, err := fmt.Fprintln(w, "(only the first 500 are listed)")
+				return err
+			}
+			return nil
 		})
 	return err
 }

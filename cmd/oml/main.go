@@ -50,6 +50,7 @@ commands:
                                     grant (or deny) SCOPE on a subtree (admin); SCOPE is
                                     reader|writer|dreamer.propose|dreamer.review|admin
   grant remove GRANT_ID             remove a grant (admin)
+  grant list --workarea ID|PATH     the live grants bound to a workarea (admin on it)
   artifact show ARTIFACT_ID         show one artifact as this key may see it
   artifact demote|erase ARTIFACT_ID --reason TEXT
                                     take a promoted claim out of recall, or erase a claim's
