@@ -107,6 +107,27 @@ func (c webClient) post(t *testing.T, path string, form url.Values, headers ...s
 	return resp.StatusCode, string(body)
 }
 
+// postFollow posts like post and, as a browser does, follows a 303 with
+// a GET.
+func (c webClient) postFollow(t *testing.T, path string, form url.Values) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", c.base+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", c.base)
+	req.AddCookie(&http.Cookie{Name: "oml_session", Value: c.session})
+	resp, err := noRedirect().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 303 {
+		return resp.StatusCode, string(body)
+	}
+	got, page := c.get(t, resp.Header.Get("Location"))
+	return got.StatusCode, page
+}
+
 // The pages refuse, and change nothing, when a form comes without this
 // session's CSRF token or from another site, when a verdict names another
 // reviewer's serve, when an author would be served its own item, and
@@ -215,21 +236,65 @@ func TestWebRefusals(t *testing.T) {
 	if strings.Contains(code.Path, tm.reviewer.Token) || !strings.HasPrefix(code.Code, "oml_c_") {
 		t.Fatalf("sign-in code %+v", code)
 	}
-	resp, err := noRedirect().Get(s.URL + code.Path)
-	if err != nil {
-		t.Fatal(err)
+	// Opening the link spends nothing and names the key; the confirmation
+	// (a same-origin form with its token) signs in, once.
+	confirm := func() (*http.Response, string) {
+		t.Helper()
+		resp, err := noRedirect().Get(s.URL + code.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(body)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 303 || len(resp.Cookies()) == 0 || resp.Cookies()[0].Name != "oml_session" {
-		t.Fatalf("the code's link: %d %v", resp.StatusCode, resp.Cookies())
+	var page string
+	for range 2 {
+		resp, body := confirm()
+		for _, c := range resp.Cookies() {
+			if c.Name == "oml_session" {
+				t.Fatal("opening the link signed in")
+			}
+		}
+		if resp.StatusCode != 200 || !strings.Contains(body, "Sign in as reviewer-1") {
+			t.Fatalf("the code's link: %d %s", resp.StatusCode, body)
+		}
+		page = body
 	}
-	resp, err = noRedirect().Get(s.URL + code.Path)
-	if err != nil {
-		t.Fatal(err)
+	resp, _ := confirm()
+	var pre *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == "oml_signin" {
+			pre = c
+		}
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 401 {
-		t.Fatalf("the code's second use: %d", resp.StatusCode)
+	if m := csrfField.FindStringSubmatch(page); m == nil {
+		t.Fatalf("the confirmation page has no token: %s", page)
+	}
+	post := func(csrf string, origin string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("POST", s.URL+"/sign-in/code", strings.NewReader(url.Values{"csrf": {csrf}, "code": {code.Code}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", origin)
+		req.AddCookie(pre)
+		resp, err := noRedirect().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if r := post(pre.Value+"x", s.URL); r.StatusCode != 403 {
+		t.Fatalf("a confirmation without its token: %d", r.StatusCode)
+	}
+	if r := post(pre.Value, "http://evil.example"); r.StatusCode != 403 {
+		t.Fatalf("a confirmation from another site: %d", r.StatusCode)
+	}
+	if r := post(pre.Value, s.URL); r.StatusCode != 303 || len(r.Cookies()) == 0 || r.Cookies()[0].Name != "oml_session" {
+		t.Fatalf("the confirmation: %d %v", r.StatusCode, r.Cookies())
+	}
+	if r := post(pre.Value, s.URL); r.StatusCode != 401 {
+		t.Fatalf("the code's second use: %d", r.StatusCode)
 	}
 
 	// Sign-in, sign-out and codes are journalled, and no secret is.
@@ -259,7 +324,7 @@ func TestWebServesAnEdge(t *testing.T) {
 
 	rev := webSignIn(t, s, tm.reviewer.Token)
 	token := rev.csrf(t)
-	status, body := rev.post(t, "/review/serve", url.Values{"csrf": {token}})
+	status, body := rev.postFollow(t, "/review/serve", url.Values{"csrf": {token}})
 	if status != 200 || !strings.Contains(body, e.EdgeID) || !strings.Contains(body, "universe.procurement.edge-a") ||
 		!strings.Contains(body, "universe.procurement.edge-b") || !strings.Contains(body, "same supplier") {
 		t.Fatalf("served edge page: %d %s", status, body)
@@ -269,18 +334,58 @@ func TestWebServesAnEdge(t *testing.T) {
 		t.Fatalf("no release form: %s", body)
 	}
 	// Skip it: released, and with nothing else waiting the page says so.
-	status, body = rev.post(t, "/review/"+serve[1]+"/release", url.Values{"csrf": {token}, "next": {"1"}, "skip": {e.EdgeID}})
+	status, body = rev.postFollow(t, "/review/"+serve[1]+"/release", url.Values{"csrf": {token}, "next": {"1"}, "skip": {e.EdgeID}})
 	if status != 200 || !strings.Contains(body, "Nothing to review") {
 		t.Fatalf("skip the only edge: %d %s", status, body)
 	}
-	status, body = rev.post(t, "/review/serve", url.Values{"csrf": {token}})
+	status, body = rev.postFollow(t, "/review/serve", url.Values{"csrf": {token}})
 	serve = regexp.MustCompile(`action="/review/(srv_[0-9A-Z]+)/verdict"`).FindStringSubmatch(body)
 	if status != 200 || serve == nil {
 		t.Fatalf("serve again: %d %s", status, body)
 	}
+	// A reload shows the same serve and serves nothing new; the serve is
+	// its reviewer's alone.
+	serves := s.count(t, `SELECT count(*) FROM admission.serves`)
+	if resp, again := rev.get(t, "/review/"+serve[1]); resp.StatusCode != 200 || !strings.Contains(again, serve[1]) || !strings.Contains(again, e.EdgeID) {
+		t.Fatalf("reload: %d %s", resp.StatusCode, again)
+	}
+	if n := s.count(t, `SELECT count(*) FROM admission.serves`); n != serves {
+		t.Fatal("a reload served another item")
+	}
+	if r := s.do(t, "GET", "/v1/reviews/"+serve[1], tm.author2.Token, nil); r.Status != 404 || r.code() != "access.not_found" {
+		t.Fatalf("another key reads the serve: %d %s", r.Status, r.Body)
+	}
 	status, body = rev.post(t, "/review/"+serve[1]+"/verdict", url.Values{"csrf": {token}, "verdict": {"approve"}})
 	if status != 200 || !strings.Contains(body, `<strong id="state">ratified</strong>`) || !strings.Contains(body, e.EdgeID) {
 		t.Fatalf("edge verdict page: %d %s", status, body)
+	}
+	if r := s.do(t, "GET", "/v1/reviews/"+serve[1], tm.reviewer.Token, nil); r.Status != 409 || r.code() != "review.serve_consumed" {
+		t.Fatalf("a judged serve read again: %d %s", r.Status, r.Body)
+	}
+
+	// The tail names who ratified only to an admin of the workarea.
+	type tail struct {
+		Events []struct {
+			EventType string `json:"event_type"`
+			Actor     string `json:"actor"`
+			Hash      string `json:"hash"`
+		} `json:"events"`
+	}
+	actorOf := func(key string) (string, string) {
+		got := decode[tail](t, s.do(t, "GET", "/v1/events?scope=universe.procurement&after_seq=0&limit=500", key, nil), 200)
+		for _, ev := range got.Events {
+			if ev.EventType == "workarea.relate_ratified" {
+				return ev.Actor, ev.Hash
+			}
+		}
+		t.Fatalf("no ratification in the tail: %+v", got)
+		return "", ""
+	}
+	if actor, hash := actorOf(tm.reader.Token); actor != "" || len(hash) != 64 {
+		t.Fatalf("a reader sees the ratifier %q (hash %q)", actor, hash)
+	}
+	if actor, _ := actorOf(s.AdminKey); actor != tm.reviewer.KeyID {
+		t.Fatalf("an admin sees actor %q, want %s", actor, tm.reviewer.KeyID)
 	}
 }
 

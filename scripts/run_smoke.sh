@@ -29,5 +29,12 @@ grep -q '"remember"' <<<"$out" || { echo "$out"; echo "run_smoke: the printed ke
 # The printed sign-in link signs a browser in (a session cookie), once.
 link=$(grep -oE 'http://[^ ]+/sign-in/code\?code=oml_c_[0-9A-Z]+' "$log" | head -1)
 [[ -n $link ]] || { cat "$log"; echo "run_smoke: no sign-in link printed" >&2; exit 1; }
-curl -fsS -o /dev/null -D - "$link" | grep -qi '^set-cookie: oml_session=' || { echo "run_smoke: the sign-in link did not sign in" >&2; exit 1; }
+jar=$(mktemp)
+page=$(curl -fsS -c "$jar" "$link")
+csrf=$(sed -nE 's/.*name="csrf" value="([^"]+)".*/\1/p' <<<"$page" | head -1)
+code=${link##*code=}
+[[ -n $csrf ]] || { rm -f "$jar"; echo "run_smoke: the sign-in link's page asks nothing" >&2; exit 1; }
+headers=$(curl -fsS -o /dev/null -D - -b "$jar" -H "Origin: http://$OML_LISTEN" --data-urlencode "csrf=$csrf" --data-urlencode "code=$code" "http://$OML_LISTEN/sign-in/code")
+rm -f "$jar"
+grep -qi '^set-cookie: oml_session=' <<<"$headers" || { echo "run_smoke: the sign-in link did not sign in" >&2; exit 1; }
 echo "run_smoke: make run served on $OML_LISTEN; its printed key works and its sign-in link signs in"

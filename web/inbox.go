@@ -63,7 +63,13 @@ func (p *Pages) inbox(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, err)
 		return
 	}
-	if _, err := p.call(r, http.MethodGet, "/v1/inbox?status=resolved&limit="+strconv.Itoa(inboxLimit), nil, &resolved); err != nil {
+	if _, err := p.call(r, http.MethodGet, "/v1/inbox?status=resolved&order=newest&limit="+strconv.Itoa(inboxLimit), nil, &resolved); err != nil {
+		p.refuse(w, r, err)
+		return
+	}
+	// The newest item of any status is where the live update waits from.
+	var head inboxOut
+	if _, err := p.call(r, http.MethodGet, "/v1/inbox?order=newest&limit=1", nil, &head); err != nil {
 		p.refuse(w, r, err)
 		return
 	}
@@ -79,11 +85,7 @@ func (p *Pages) inbox(w http.ResponseWriter, r *http.Request) {
 	}
 	name(open.Items)
 	name(resolved.Items)
-	// Newest resolution first.
-	for i, j := 0, len(resolved.Items)-1; i < j; i, j = i+1, j-1 {
-		resolved.Items[i], resolved.Items[j] = resolved.Items[j], resolved.Items[i]
-	}
-	data := inboxPage{Open: open.Items, Resolved: resolved.Items, Since: max(open.NextSince, resolved.NextSince)}
+	data := inboxPage{Open: open.Items, Resolved: resolved.Items, Since: head.NextSince}
 	if r.URL.Query().Get("part") == "lists" {
 		p.renderPart(w, r, "inbox", "lists", data)
 		return
@@ -100,11 +102,17 @@ func (p *Pages) inboxWait(w http.ResponseWriter, r *http.Request) {
 		since = 0
 	}
 	var out inboxOut
-	q := url.Values{"since": {strconv.FormatInt(since, 10)}, "wait": {"25"}, "limit": {"1"}}
+	q := url.Values{"since": {strconv.FormatInt(since, 10)}, "wait": {"25"}, "limit": {"500"}}
 	w.Header().Set("Content-Type", "application/json")
 	if _, err := p.call(r, http.MethodGet, "/v1/inbox?"+q.Encode(), nil, &out); err != nil {
+		code := "internal"
+		if ae, ok := err.(*apiError); ok {
+			code = string(ae.Body.Code)
+		} else {
+			p.d.Logger.ErrorContext(r.Context(), "web: inbox wait", "err", err)
+		}
 		w.WriteHeader(http.StatusServiceUnavailable)
-		_ = json.NewEncoder(w).Encode(map[string]any{"changed": false, "since": since, "error": err.Error()})
+		_ = json.NewEncoder(w).Encode(map[string]any{"changed": false, "since": since, "error": code})
 		return
 	}
 	_ = json.NewEncoder(w).Encode(map[string]any{"changed": len(out.Items) > 0, "since": max(since, out.NextSince)})
@@ -121,7 +129,7 @@ func (p *Pages) answer(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, err)
 		return
 	}
-	http.Redirect(w, r, "/inbox#answered-"+url.PathEscape(id), http.StatusSeeOther)
+	http.Redirect(w, r, "/inbox#resolved-"+url.PathEscape(id), http.StatusSeeOther)
 }
 
 // decide is POST /inbox/{id}/decide: approve or decline with a note.
@@ -135,5 +143,5 @@ func (p *Pages) decide(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, err)
 		return
 	}
-	http.Redirect(w, r, "/inbox#decided-"+url.PathEscape(id), http.StatusSeeOther)
+	http.Redirect(w, r, "/inbox#resolved-"+url.PathEscape(id), http.StatusSeeOther)
 }

@@ -33,7 +33,7 @@ type overviewPage struct {
 }
 
 // maxTreeNodes bounds the overview's walk of the tree.
-const maxTreeNodes = 500
+const maxTreeNodes = 200
 
 // overview is GET /overview: the workarea tree the key can read, with
 // status and what waits for review there.
@@ -74,7 +74,7 @@ func (p *Pages) overview(w http.ResponseWriter, r *http.Request) {
 		}
 		c, known := counts[wa.ID]
 		data.Nodes = append(data.Nodes, node{ID: wa.ID, Path: wa.Path, Leaf: leaf(wa.Path), Status: wa.Status, Depth: depth,
-			Claims: c.Claims, Edges: c.Edges, Known: known || data.Reviewer})
+			Claims: c.Claims, Edges: c.Edges, Known: known})
 		children := wa.Children
 		sort.Slice(children, func(i, j int) bool { return children[i].PathLeaf < children[j].PathLeaf })
 		for _, ch := range children {

@@ -192,9 +192,40 @@ func (p *Pages) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
-		p.render(w, r, http.StatusOK, "empty", "Nothing to review", "queue", workarea)
+		p.render(w, r, http.StatusOK, "empty", "Nothing to review", "queue", emptyPage{Workarea: workarea, Skipped: len(skip)})
 		return
 	}
+	// Post/redirect/get: a reload shows this serve again, it never serves
+	// another item.
+	q := url.Values{}
+	if workarea != "" {
+		q.Set("workarea", workarea)
+	}
+	if len(skip) > 0 {
+		q.Set("skip", strings.Join(skip, ","))
+	}
+	target := "/review/" + url.PathEscape(s.ServeID)
+	if len(q) > 0 {
+		target += "?" + q.Encode()
+	}
+	http.Redirect(w, r, target, http.StatusSeeOther)
+}
+
+type emptyPage struct {
+	Workarea string
+	Skipped  int
+}
+
+// item is GET /review/{serve_id}: the served item, as GET
+// /v1/reviews/{serve_id} shows it to its reviewer while the serve is open.
+func (p *Pages) item(w http.ResponseWriter, r *http.Request) {
+	var s serveOut
+	if _, err := p.call(r, http.MethodGet, "/v1/reviews/"+url.PathEscape(chi.URLParam(r, "serve_id")), nil, &s); err != nil {
+		p.refuse(w, r, err)
+		return
+	}
+	workarea := r.URL.Query().Get("workarea")
+	skip := skipList(r.URL.Query().Get("skip"))
 	page := itemPage{Serve: s, Workarea: workarea, Skip: strings.Join(skip, ",")}
 	if s.Item != nil {
 		page.SkipAfter = strings.Join(append(skip, s.Item.ArtifactID), ",")
@@ -297,11 +328,17 @@ func (p *Pages) verdict(w http.ResponseWriter, r *http.Request) {
 // next=1 the next item is served at once (the page's "skip").
 func (p *Pages) release(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "serve_id")
+	skipping := r.PostForm.Get("next") == "1"
 	if _, err := p.call(r, http.MethodPost, "/v1/reviews/"+url.PathEscape(id)+"/release", map[string]string{}, nil); err != nil {
-		p.refuse(w, r, err)
-		return
+		// A skip goes on to the next item even when this serve already
+		// ended (expired, or spent elsewhere): there is nothing to give back.
+		ae, ok := err.(*apiError)
+		if !skipping || !ok || (ae.Body.Code != "review.serve_expired" && ae.Body.Code != "review.serve_consumed") {
+			p.refuse(w, r, err)
+			return
+		}
 	}
-	if r.PostForm.Get("next") == "1" { // a skip: on to the next item, passing this one over
+	if skipping { // on to the next item, passing this one over
 		p.serve(w, r)
 		return
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/textsafe"
 	"github.com/omlhub/oml/platform/transport"
 )
 
@@ -38,6 +39,7 @@ var staticFS embed.FS
 type Sessions interface {
 	SignIn(ctx context.Context, key string, ttl time.Duration) (SignedIn, error)
 	RedeemCode(ctx context.Context, code string, ttl time.Duration) (SignedIn, error)
+	PeekCode(ctx context.Context, code string) (auth.Caller, error)
 	Resolve(ctx context.Context, token string) (auth.Caller, error)
 	SignOut(ctx context.Context, token string) error
 }
@@ -140,10 +142,12 @@ func (p *Pages) PageRoutes(r chi.Router, api http.Handler) {
 		r.Get("/", p.home)
 		r.Get("/sign-in", p.signInPage)
 		r.With(p.sameOrigin).Post("/sign-in", p.signIn)
-		r.Get("/sign-in/code", p.signInCode)
+		r.Get("/sign-in/code", p.signInCodePage)
+		r.With(p.sameOrigin).Post("/sign-in/code", p.signInCode)
 		r.Group(func(r chi.Router) {
 			r.Use(p.session)
 			r.Get("/queue", p.queue)
+			r.Get("/review/{serve_id}", p.item)
 			r.Get("/review/artifacts/{id}/attachments/{sha256}", p.download)
 			r.Get("/inbox", p.inbox)
 			r.Get("/inbox/wait", p.inboxWait)
@@ -200,21 +204,12 @@ func (p *Pages) sameOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		site := r.Header.Get("Sec-Fetch-Site")
 		origin := strings.TrimRight(r.Header.Get("Origin"), "/")
-		if (site != "" && site != "same-origin" && site != "none") || (origin != "" && !p.origins[origin] && origin != selfOrigin(r)) {
+		if (site != "" && site != "same-origin" && site != "none") || (origin != "" && !p.origins[origin]) {
 			p.refuse(w, r, errs.New(errs.Denied, ruleSameOrigin, "this request came from another site (origin %q); nothing was changed", origin))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// selfOrigin is the origin the request was addressed to.
-func selfOrigin(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
 }
 
 type sessionKey struct{}
@@ -232,6 +227,11 @@ func (p *Pages) session(next http.Handler) http.Handler {
 		var caller auth.Caller
 		if err == nil {
 			caller, err = p.d.Sessions.Resolve(r.Context(), c.Value)
+			if err != nil && !errs.Is(err, errs.AuthInvalid) {
+				// The store failed, not the session: keep the cookie.
+				p.refuse(w, r, err)
+				return
+			}
 		}
 		if err != nil {
 			if c != nil {
@@ -494,6 +494,9 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%d B", n)
 	},
+	"hasPrefix": strings.HasPrefix,
+	// visible shows direction overrides in agent-written text as marks.
+	"visible": textsafe.Page,
 	"past": func(verdict string) string {
 		switch verdict {
 		case "approve":

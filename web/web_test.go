@@ -12,7 +12,7 @@ func TestTemplatesParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"signin", "refusal", "queue", "empty", "item", "result", "inbox", "overview", "workarea"} {
+	for _, name := range []string{"signin", "code", "refusal", "queue", "empty", "item", "result", "inbox", "overview", "workarea"} {
 		if p.pages[name] == nil {
 			t.Errorf("no page %q", name)
 		}

@@ -135,6 +135,10 @@ func (a webSessions) RedeemCode(ctx context.Context, code string, ttl time.Durat
 	return web.SignedIn{Token: s.Token, ExpiresAt: s.ExpiresAt, Caller: s.Caller}, err
 }
 
+func (a webSessions) PeekCode(ctx context.Context, code string) (auth.Caller, error) {
+	return a.m.PeekWebCode(ctx, code)
+}
+
 func (a webSessions) Resolve(ctx context.Context, token string) (auth.Caller, error) {
 	c, _, err := a.m.ResolveWeb(ctx, token)
 	return c, err
@@ -276,6 +280,11 @@ func (l lineagePort) NextEdge(ctx context.Context, tenant, principal string, wit
 
 func (l lineagePort) DecideEdge(ctx context.Context, tenant, edgeID string, approve bool, byKey string, within admission.Subtrees) (admission.Edge, error) {
 	e, err := l.m.Decide(ctx, tenant, edgeID, approve, byKey, lineage.Subtrees(within))
+	return toAdmissionEdge(e), err
+}
+
+func (l lineagePort) ServedEdge(ctx context.Context, tenant, edgeID string, within admission.Subtrees) (admission.Edge, error) {
+	e, err := l.m.ServedEdge(ctx, tenant, edgeID, lineage.Subtrees(within))
 	return toAdmissionEdge(e), err
 }
 

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/omlhub/oml/platform/textsafe"
 )
 
 // served is POST /v1/reviews/serve's answer (docs/API.md, Review).
@@ -222,9 +224,9 @@ func (c *cli) printServed(ctx context.Context, w io.Writer, s served) error {
 	}
 	fmt.Fprintln(w)
 	if e := s.Edge; e != nil {
-		fmt.Fprintf(w, "edge %s: %s %s\n  from %s\n  to   %s\n", e.EdgeID, e.Kind, e.Label, e.From, e.To)
+		fmt.Fprintf(w, "edge %s: %s %s\n  from %s\n  to   %s\n", e.EdgeID, e.Kind, safe(e.Label), e.From, e.To)
 		if e.Note != "" {
-			fmt.Fprintf(w, "  note: %s\n", e.Note)
+			fmt.Fprintf(w, "  note: %s\n", safe(e.Note))
 		}
 		return nil
 	}
@@ -239,9 +241,9 @@ func (c *cli) printServed(ctx context.Context, w io.Writer, s served) error {
 	if api.do(ctx, http.MethodGet, "/v1/workareas/"+url.PathEscape(it.Workarea), nil, &wa) == nil {
 		path = wa.Path
 	}
-	fmt.Fprintf(w, "claim %s (%s v%d), %s in %s\n", it.ArtifactID, it.ClaimKey, it.Version, it.Kind, path)
+	fmt.Fprintf(w, "claim %s (%s v%d), %s in %s\n", it.ArtifactID, safe(it.ClaimKey), it.Version, it.Kind, path)
 	fmt.Fprintf(w, "policy: %d of %d approvals given\n\n", it.Approvals, it.RequiredApprovals)
-	for _, line := range strings.Split(it.Text, "\n") {
+	for _, line := range strings.Split(safe(it.Text), "\n") {
 		fmt.Fprintf(w, "  | %s\n", line)
 	}
 	fmt.Fprintln(w)
@@ -268,17 +270,17 @@ func (c *cli) printServed(ctx context.Context, w io.Writer, s served) error {
 		if a.Text != nil {
 			text = *a.Text
 		}
-		fmt.Fprintf(w, "  %s (%s, %s): %s\n", id, a.Kind, a.State, text)
+		fmt.Fprintf(w, "  %s (%s, %s): %s\n", safe(id), a.Kind, a.State, safe(text))
 	}
 	fmt.Fprintf(w, "findings: %d\n", len(it.Findings))
 	for _, f := range it.Findings {
-		fmt.Fprintf(w, "  %s at byte %d: %s\n", f.Rule, f.Offset, f.Message)
+		fmt.Fprintf(w, "  %s at byte %d: %s\n", f.Rule, f.Offset, safe(f.Message))
 	}
 	fmt.Fprintf(w, "attachments: %d\n", len(it.AttachmentReview))
 	for _, a := range it.AttachmentReview {
-		fmt.Fprintf(w, "  sha256:%s %s %d bytes (download: GET /v1/artifacts/%s/attachments/%s)\n", a.SHA256, a.MediaType, a.SizeBytes, it.ArtifactID, a.SHA256)
+		fmt.Fprintf(w, "  sha256:%s %s %d bytes (download: GET /v1/artifacts/%s/attachments/%s)\n", a.SHA256, safe(a.MediaType), a.SizeBytes, it.ArtifactID, a.SHA256)
 		if a.Text != "" {
-			for _, line := range strings.Split(a.Text, "\n") {
+			for _, line := range strings.Split(safe(a.Text), "\n") {
 				fmt.Fprintf(w, "    | %s\n", line)
 			}
 			if a.Truncated {
@@ -286,7 +288,7 @@ func (c *cli) printServed(ctx context.Context, w io.Writer, s served) error {
 			}
 		}
 		if a.Note != "" {
-			fmt.Fprintf(w, "    %s\n", a.Note)
+			fmt.Fprintf(w, "    %s\n", safe(a.Note))
 		}
 	}
 	return nil
@@ -406,6 +408,10 @@ func pastTense(verdict string) string {
 	}
 	return verdict
 }
+
+// safe shows agent-written text in a terminal without its control
+// sequences or direction overrides taking effect.
+func safe(s string) string { return textsafe.Terminal(s) }
 
 func splitList(s string) []string {
 	var out []string

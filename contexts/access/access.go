@@ -175,6 +175,11 @@ func (m *Module) RedeemWebCode(ctx context.Context, code string, ttl time.Durati
 	return m.svc.RedeemWebCode(ctx, code, ttl)
 }
 
+// PeekWebCode returns the key a sign-in code would sign in as.
+func (m *Module) PeekWebCode(ctx context.Context, code string) (auth.Caller, error) {
+	return m.svc.PeekWebCode(ctx, code)
+}
+
 // ResolveWeb returns the caller a live web session acts as, and its id.
 func (m *Module) ResolveWeb(ctx context.Context, token string) (auth.Caller, string, error) {
 	return m.svc.ResolveWeb(ctx, token)

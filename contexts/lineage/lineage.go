@@ -98,6 +98,11 @@ func (m *Module) Parents(ctx context.Context, tenant, artifact string) ([]string
 	return m.svc.Parents(ctx, tenant, artifact)
 }
 
+// ServedEdge reads a served edge for its reviewer (see Service.ServedEdge).
+func (m *Module) ServedEdge(ctx context.Context, tenant, edgeID string, within Subtrees) (Edge, error) {
+	return m.svc.ServedEdge(ctx, tenant, edgeID, within)
+}
+
 // NextForReview leases the oldest pending edge a reviewer may ratify.
 func (m *Module) NextForReview(ctx context.Context, tenant, principal string, within Subtrees, skip []string, now, leaseUntil time.Time) (Edge, bool, error) {
 	return m.svc.NextForReview(ctx, tenant, principal, within, skip, now, leaseUntil)

@@ -20,7 +20,7 @@ type Config struct {
 	DatabaseURL     string        // OML_DATABASE_URL
 	Listen          string        // OML_LISTEN
 	PublicURL       string        // OML_PUBLIC_URL
-	AllowedOrigins  []string      // OML_ALLOWED_ORIGINS: extra browser origins accepted on /mcp
+	AllowedOrigins  []string      // OML_ALLOWED_ORIGINS: extra browser origins accepted on /mcp and by the pages
 	BlobStore       string        // OML_BLOB_STORE
 	SigningKeyFile  string        // OML_SIGNING_KEY_FILE
 	MasterKeyFile   string        // OML_MASTER_KEY_FILE

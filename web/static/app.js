@@ -48,6 +48,10 @@
 
   document.addEventListener("keydown", function (e) {
     if (e.ctrlKey || e.metaKey || e.altKey) { return; }
+    if (help && help.open) {
+      if (e.key === "?") { e.preventDefault(); help.close(); }
+      return;
+    }
     if (typing(e)) {
       if (e.key === "Escape") { e.target.blur(); }
       return;
@@ -137,13 +141,19 @@
     };
     var poll = function () {
       fetch("/inbox/wait?since=" + encodeURIComponent(since), { credentials: "same-origin", headers: { "Accept": "application/json" } })
-        .then(function (r) { return r.json(); })
+        .then(function (r) {
+          if (r.status === 401) {
+            live.textContent = "Your session has ended: sign in again to see new items.";
+            throw "signed out";
+          }
+          return r.json();
+        })
         .then(function (d) {
           if (d.since !== undefined) { since = String(d.since); }
           return d.changed ? refresh() : null;
         })
         .then(function () { setTimeout(poll, 100); })
-        .catch(function () { setTimeout(poll, 5000); });
+        .catch(function (err) { if (err !== "signed out") { setTimeout(poll, 5000); } });
     };
     poll();
   }

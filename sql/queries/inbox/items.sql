@@ -46,6 +46,17 @@ WHERE tenant_id = @tenant_id AND seq > @after_seq
 ORDER BY seq
 LIMIT @max_rows;
 
+-- name: ItemsNewest :many
+-- Items after seq and before before_seq, newest first: the human's
+-- latest resolutions.
+SELECT * FROM inbox.items
+WHERE tenant_id = @tenant_id AND seq > @after_seq AND seq < @before_seq
+  AND (@status::text = '' OR status = @status::text OR (@status::text = 'resolved' AND status <> 'open'))
+  AND (@asker::text = '' OR asker_principal = @asker::text OR asker_key_id = @asker::text)
+  AND (@workarea_id_path::text = '' OR workarea_id_path = @workarea_id_path::text OR workarea_id_path LIKE @workarea_id_path::text || '.%')
+ORDER BY seq DESC
+LIMIT @max_rows;
+
 -- name: ItemsOpenLock :exec
 -- Serialises open-item writes of one (principal, workarea) so the cap
 -- holds under concurrency.

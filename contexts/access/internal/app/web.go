@@ -97,6 +97,16 @@ func (s *Service) RedeemWebCode(ctx context.Context, code string, ttl time.Durat
 	return out, err
 }
 
+// PeekWebCode says which key a sign-in code would sign in as, without
+// spending it (the confirmation page).
+func (s *Service) PeekWebCode(ctx context.Context, code string) (auth.Caller, error) {
+	cr, err := s.webResolve(ctx, domain.WebCodePrefix, code, WebCode)
+	if err != nil {
+		return auth.Caller{}, errs.New(errs.AuthInvalid, ruleWebCode, "the sign-in code is not valid (unknown, used, expired or its key revoked); paste a key instead")
+	}
+	return cr.Caller, nil
+}
+
 // ResolveWeb finds the live web session a cookie names and the key it
 // acts as. Anything else (unknown, malformed, expired, signed out, key
 // revoked) is auth.invalid_key.

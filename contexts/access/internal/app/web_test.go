@@ -65,11 +65,18 @@ func TestWebSessions(t *testing.T) {
 	}
 	_, _, err = svc.ResolveWeb(ctx, code.Token)
 	wantCode(t, err, errs.AuthInvalid)
+	for range 2 { // peeking spends nothing
+		if c := must(svc.PeekWebCode(ctx, code.Token))(t); c.KeyID != rev.Key.ID {
+			t.Fatalf("peek: %+v", c)
+		}
+	}
 	s3 := must(svc.RedeemWebCode(ctx, code.Token, time.Hour))(t)
 	if s3.Caller.KeyID != rev.Key.ID {
 		t.Fatalf("code signed in as %+v", s3.Caller)
 	}
 	_, err = svc.RedeemWebCode(ctx, code.Token, time.Hour)
+	wantCode(t, err, errs.AuthInvalid)
+	_, err = svc.PeekWebCode(ctx, code.Token)
 	wantCode(t, err, errs.AuthInvalid)
 	late := must(svc.IssueWebCode(as(t, svc, rev.Token), time.Minute))(t)
 	now = now.Add(time.Minute)

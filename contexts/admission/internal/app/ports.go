@@ -75,6 +75,9 @@ type Lineage interface {
 	// caller's unit of work; both endpoints must lie inside within (the
 	// reviewer's dreamer.review subtrees now), else access.denied.
 	DecideEdge(ctx context.Context, tenant, edgeID string, approve bool, byKey string, within Subtrees) (Edge, error)
+	// ServedEdge reads a served edge, in the caller's unit of work; both
+	// endpoints must lie inside within, else access.denied.
+	ServedEdge(ctx context.Context, tenant, edgeID string, within Subtrees) (Edge, error)
 	// ReleaseEdge gives a pending edge back to the queue if lease is
 	// still its lease, in the caller's unit of work.
 	ReleaseEdge(ctx context.Context, tenant, edgeID string, lease time.Time) error

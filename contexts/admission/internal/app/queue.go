@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -138,4 +139,65 @@ func (s *Service) Release(ctx context.Context, serveID string) (domain.Serve, er
 		return s.record(ctx, caller.TenantID, ev)
 	})
 	return out, err
+}
+
+// ShowServe shows an open serve to its reviewer again (a page reloaded):
+// the same item the serve answered, read as it is now. Another key's or an
+// unknown serve is access.not_found; a consumed or expired one says so;
+// the reviewer must still hold dreamer.review on the item.
+func (s *Service) ShowServe(ctx context.Context, serveID string) (Served, error) {
+	caller, err := auth.ContentCaller(ctx, "reviews")
+	if err != nil {
+		return Served{}, err
+	}
+	reviewable, err := s.Access.Subtrees(ctx, scope.DreamerReview)
+	if err != nil {
+		return Served{}, err
+	}
+	var out Served
+	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
+		srv, err := s.Repo.ServeGetForUpdate(ctx, caller.TenantID, serveID)
+		if errors.Is(err, ErrNotFound) || (err == nil && srv.Reviewer.KeyID != caller.KeyID) {
+			return errs.New(errs.NotFound, "a serve_id is the served key's alone (D14); unknown and foreign serves are indistinguishable",
+				"no serve with that id for this key")
+		}
+		if err != nil {
+			return fmt.Errorf("load serve: %w", err)
+		}
+		if err := (&srv).Consume(s.now()); err != nil { // a copy: only the checks run
+			return err
+		}
+		out.Serve = srv
+		if srv.EdgeID != "" {
+			e, err := s.Lineage.ServedEdge(ctx, caller.TenantID, srv.EdgeID, reviewable)
+			if err != nil {
+				return err
+			}
+			out.Edge = &e
+			return nil
+		}
+		c, err := s.Repo.ClaimGet(ctx, caller.TenantID, srv.ArtifactID)
+		if err != nil {
+			return fmt.Errorf("load claim: %w", err)
+		}
+		ws, err := s.Access.WorkareasByIDs(ctx, []string{c.WorkareaID})
+		if err != nil {
+			return err
+		}
+		if w, ok := ws[c.WorkareaID]; !ok || !reviewable.Contains(w.IDPath) {
+			return errs.New(errs.Denied, "a served item is shown to a reviewer with dreamer.review effective access on it now (D7, D14)",
+				"this key no longer holds dreamer.review on the workarea of %s", c.ID)
+		}
+		out.Claim = c
+		out.Parents, err = s.Lineage.Parents(ctx, caller.TenantID, c.ID)
+		return err
+	})
+	if err != nil {
+		return Served{}, err
+	}
+	out.Serve.ConsumedAt = nil
+	if out.Edge == nil && len(out.Claim.Attachments) > 0 {
+		out.Material = s.reviewMaterial(ctx, out.Claim)
+	}
+	return out, nil
 }

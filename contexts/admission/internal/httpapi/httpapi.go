@@ -44,6 +44,7 @@ func (h *Handlers) Routes(r chi.Router) {
 	r.Post("/reviews/serve", transport.Handler(h.serve))
 	r.Post("/reviews/{serve_id}/verdict", transport.Handler(h.verdict))
 	r.Post("/reviews/{serve_id}/release", transport.Handler(h.release))
+	r.Get("/reviews/{serve_id}", transport.Handler(h.showServe))
 	r.Get("/workareas/{id}/review-policy", transport.Handler(h.getPolicy))
 	r.Put("/workareas/{id}/review-policy", transport.Handler(h.putPolicy))
 	r.Put("/review-settings", transport.Handler(h.putSettings))
@@ -249,12 +250,28 @@ func (h *Handlers) serve(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
+	transport.WriteJSON(w, http.StatusOK, toServeResponse(s))
+	return nil
+}
+
+// showServe is GET /v1/reviews/{serve_id}: an open serve shown to its
+// reviewer again.
+func (h *Handlers) showServe(w http.ResponseWriter, r *http.Request) error {
+	s, err := h.svc.ShowServe(r.Context(), chi.URLParam(r, "serve_id"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	transport.WriteJSON(w, http.StatusOK, toServeResponse(s))
+	return nil
+}
+
+func toServeResponse(s app.Served) serveResponse {
 	out := serveResponse{ServeID: s.Serve.ID, ExpiresAt: s.Serve.ExpiresAt.UTC(), SelfSigned: s.Serve.SelfSigned}
 	if e := s.Edge; e != nil {
 		out.Subject = "edge"
 		out.Edge = &servedEdge{EdgeID: e.ID, Kind: e.Kind, Label: e.Label, From: e.From, To: e.To, Note: e.Note, ProposedAt: e.ProposedAt.UTC()}
-		transport.WriteJSON(w, http.StatusOK, out)
-		return nil
+		return out
 	}
 	c := s.Claim
 	out.Subject = "claim"
@@ -265,8 +282,7 @@ func (h *Handlers) serve(w http.ResponseWriter, r *http.Request) error {
 		SubmittedAt: c.SubmittedAt.UTC(), HeldExpiresAt: c.HeldExpiresAt.UTC(),
 		Approvals: c.Approvals, RequiredApprovals: c.RequiredApprovals,
 	}
-	transport.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return out
 }
 
 type verdictRequest struct {

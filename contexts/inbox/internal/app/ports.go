@@ -67,6 +67,9 @@ type ItemFilter struct {
 	Asker    string
 	IDPath   string // "" any workarea
 	Limit    int
+	// Newest reads newest first, below Before (0: no bound).
+	Newest bool
+	Before int64
 }
 
 // Repository is the inbox's storage; every write runs in the caller's
@@ -83,6 +86,8 @@ type Repository interface {
 	// ItemsDue claims (SKIP LOCKED) open items past their deadline; tenant
 	// "" claims across tenants.
 	ItemsDue(ctx context.Context, tenant string, now time.Time, limit int) ([]domain.Item, error)
+	// ItemsAfter lists items after f.After in cursor order, or with
+	// f.Newest newest first below f.Before.
 	ItemsAfter(ctx context.Context, f ItemFilter) ([]domain.Item, error)
 	// CountEvent counts one more feed event in the workarea and returns
 	// the total (locked until the unit of work ends).

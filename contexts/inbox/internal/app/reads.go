@@ -18,6 +18,9 @@ type InboxQuery struct {
 	Actor    string // the asker's principal name or key id
 	Since    int64
 	Limit    int
+	// Newest lists newest first (the page's resolved items); NextSince is
+	// then the newest item's seq.
+	Newest bool
 }
 
 // InboxPage is a page of items in cursor order and where to go on from.
@@ -46,7 +49,7 @@ func (s *Service) Inbox(ctx context.Context, q InboxQuery) (InboxPage, error) {
 	case q.Limit < 0 || q.Limit > domain.MaxLimit:
 		return InboxPage{}, errs.New(errs.LimitCeiling, "an inbox page is bounded: limit 1–500", "limit %d is outside 1–%d", q.Limit, domain.MaxLimit)
 	}
-	f := ItemFilter{TenantID: c.TenantID, After: q.Since, Status: q.Status, Asker: q.Actor, Limit: domain.ScanPage}
+	f := ItemFilter{TenantID: c.TenantID, After: q.Since, Status: q.Status, Asker: q.Actor, Limit: domain.ScanPage, Newest: q.Newest}
 	if q.Workarea != "" {
 		w, err := s.readable(ctx, q.Workarea)
 		if err != nil {
@@ -78,7 +81,12 @@ func (s *Service) Inbox(ctx context.Context, q InboxQuery) (InboxPage, error) {
 			if len(page.Items) == q.Limit {
 				break
 			}
-			f.After, page.NextSince, scanned = it.Seq, it.Seq, scanned+1
+			if q.Newest {
+				f.Before, scanned = it.Seq, scanned+1
+				page.NextSince = max(page.NextSince, it.Seq)
+			} else {
+				f.After, page.NextSince, scanned = it.Seq, it.Seq, scanned+1
+			}
 			if ws[it.WorkareaID].Reader {
 				page.Items = append(page.Items, it)
 			}

@@ -85,7 +85,7 @@ func (s *Service) Tail(ctx context.Context, q domain.TailQuery) (TailPage, error
 		if len(batch) == 0 {
 			break
 		}
-		readable, err := s.readableIn(ctx, scope, batch)
+		readable, admin, err := s.readableIn(ctx, scope, batch)
 		if err != nil {
 			return TailPage{}, err
 		}
@@ -96,6 +96,9 @@ func (s *Service) Tail(ctx context.Context, q domain.TailQuery) (TailPage, error
 			after, scanned = e.Seq, scanned+1
 			d := domain.Event{Seq: e.Seq, Type: e.Type, Actor: e.Actor, Workarea: e.Workarea, Payload: e.Payload}
 			if domain.Visible(d, c.KeyID, readable[e.Workarea]) {
+				if !domain.ActorShown(d, c.KeyID, admin[e.Workarea]) {
+					e.Actor = ""
+				}
 				page.Events = append(page.Events, e)
 			}
 		}
@@ -106,23 +109,24 @@ func (s *Service) Tail(ctx context.Context, q domain.TailQuery) (TailPage, error
 
 // readableIn reports, for each workarea the batch's events name, whether
 // the caller reads it inside scope's subtree.
-func (s *Service) readableIn(ctx context.Context, scope Workarea, batch []journal.Stored) (map[string]bool, error) {
+func (s *Service) readableIn(ctx context.Context, scope Workarea, batch []journal.Stored) (readable, admin map[string]bool, err error) {
 	var ids []string
 	for _, e := range batch {
 		if e.Workarea != "" && !slices.Contains(ids, e.Workarea) {
 			ids = append(ids, e.Workarea)
 		}
 	}
-	out := make(map[string]bool, len(ids))
+	readable, admin = make(map[string]bool, len(ids)), make(map[string]bool, len(ids))
 	if len(ids) == 0 {
-		return out, nil
+		return readable, admin, nil
 	}
 	ws, err := s.Access.WorkareasByIDs(ctx, ids)
 	if err != nil {
-		return nil, fmt.Errorf("event workareas: %w", err)
+		return nil, nil, fmt.Errorf("event workareas: %w", err)
 	}
 	for id, w := range ws {
-		out[id] = w.Reader && (w.IDPath == scope.IDPath || strings.HasPrefix(w.IDPath, scope.IDPath+"."))
+		readable[id] = w.Reader && (w.IDPath == scope.IDPath || strings.HasPrefix(w.IDPath, scope.IDPath+"."))
+		admin[id] = readable[id] && w.Admin
 	}
-	return out, nil
+	return readable, admin, nil
 }

@@ -101,3 +101,12 @@ func Visible(e Event, callerKey string, inScope bool) bool {
 	}
 	return false
 }
+
+// ActorShown says whether a tail names who caused a visible event: the
+// caller's own events, the hub's and the system's, coordination records
+// (feed.*, which name their author anyway), and anything in a workarea the
+// caller administers. Otherwise the actor is left blank: a reader learns a
+// claim was promoted, not which key approved it.
+func ActorShown(e Event, caller string, admin bool) bool {
+	return admin || e.Actor == caller || e.Actor == "hub" || e.Actor == "system" || strings.HasPrefix(e.Type, "feed.")
+}

@@ -41,7 +41,15 @@ func (h *Handlers) inbox(w http.ResponseWriter, r *http.Request) error {
 		}
 		wait = time.Duration(n) * time.Second
 	}
-	p, err := h.svc.InboxWait(r.Context(), in.Query(), wait, false)
+	query := in.Query()
+	switch q.Get("order") {
+	case "", "oldest":
+	case "newest":
+		query.Newest = true
+	default:
+		return errs.Invalid("order: want oldest or newest, got %q", q.Get("order"))
+	}
+	p, err := h.svc.InboxWait(r.Context(), query, wait, false)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"time"
 
 	"github.com/omlhub/oml/contexts/inbox/internal/app"
@@ -101,6 +102,16 @@ func (r *Repository) ItemsDue(ctx context.Context, tenant string, now time.Time,
 
 // ItemsAfter lists items in cursor order.
 func (r *Repository) ItemsAfter(ctx context.Context, f app.ItemFilter) ([]domain.Item, error) {
+	if f.Newest {
+		before := f.Before
+		if before <= 0 {
+			before = math.MaxInt64
+		}
+		rows, err := r.q.ItemsNewest(ctx, r.conn(ctx), dbsqlc.ItemsNewestParams{
+			TenantID: f.TenantID, AfterSeq: f.After, BeforeSeq: before, Status: f.Status, Asker: f.Asker, WorkareaIDPath: f.IDPath, MaxRows: int32(f.Limit),
+		})
+		return itemsFromRows(rows), err
+	}
 	rows, err := r.q.ItemsAfter(ctx, r.conn(ctx), dbsqlc.ItemsAfterParams{
 		TenantID: f.TenantID, AfterSeq: f.After, Status: f.Status, Asker: f.Asker, WorkareaIDPath: f.IDPath, MaxRows: int32(f.Limit),
 	})

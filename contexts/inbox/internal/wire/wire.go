@@ -30,7 +30,7 @@ type Event struct {
 	At        time.Time      `json:"at"`
 	Subject   map[string]any `json:"subject"`
 	Workarea  string         `json:"workarea,omitempty"`
-	Actor     string         `json:"actor" jsonschema:"the key (or hub, system) that caused the event"`
+	Actor     string         `json:"actor" jsonschema:"the key (or hub, system) that caused the event; blank unless it is yours, the hub's or the system's, a coordination record's, or in a workarea you administer"`
 	Hash      string         `json:"hash" jsonschema:"hex SHA-256 link of the event in the tenant's hash chain"`
 }
 

@@ -152,6 +152,20 @@ func (s *Service) NextForReview(ctx context.Context, tenant, principal string, w
 	return e, err == nil, err
 }
 
+// ServedEdge reads an edge for the reviewer it is served to, in the
+// caller's unit of work: both endpoints must still lie inside within.
+func (s *Service) ServedEdge(ctx context.Context, tenant, edgeID string, within Subtrees) (domain.Edge, error) {
+	e, err := s.Repo.EdgeGetForUpdate(ctx, tenant, edgeID)
+	if err != nil {
+		return e, fmt.Errorf("load edge: %w", err)
+	}
+	if !within.Contains(e.FromIDPath) || !within.Contains(e.ToIDPath) {
+		return domain.Edge{}, errs.New(errs.Denied, "a served item is shown to a reviewer with dreamer.review effective access on it now (D7, D14)",
+			"this key no longer holds dreamer.review on both endpoints of edge %s", e.ID)
+	}
+	return e, nil
+}
+
 // QueueCounts counts the pending edges the reviewer could ratify, per the
 // workarea of their from endpoint.
 func (s *Service) QueueCounts(ctx context.Context, tenant, principal string, within Subtrees, now time.Time) ([]QueueCount, error) {

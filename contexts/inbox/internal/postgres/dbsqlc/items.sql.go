@@ -341,6 +341,77 @@ func (q *Queries) ItemsDueClaim(ctx context.Context, db DBTX, arg ItemsDueClaimP
 	return items, nil
 }
 
+const itemsNewest = `-- name: ItemsNewest :many
+SELECT tenant_id, id, kind, workarea_id, workarea_id_path, asker_key_id, asker_principal_id, asker_principal, body, options, created_at, expires_at, on_expiry, status, resolved_at, resolved_by, resolution_body, expired, answer_event_id, seq FROM inbox.items
+WHERE tenant_id = $1 AND seq > $2 AND seq < $3
+  AND ($4::text = '' OR status = $4::text OR ($4::text = 'resolved' AND status <> 'open'))
+  AND ($5::text = '' OR asker_principal = $5::text OR asker_key_id = $5::text)
+  AND ($6::text = '' OR workarea_id_path = $6::text OR workarea_id_path LIKE $6::text || '.%')
+ORDER BY seq DESC
+LIMIT $7
+`
+
+type ItemsNewestParams struct {
+	TenantID       string
+	AfterSeq       int64
+	BeforeSeq      int64
+	Status         string
+	Asker          string
+	WorkareaIDPath string
+	MaxRows        int32
+}
+
+// Items after seq and before before_seq, newest first: the human's
+// latest resolutions.
+func (q *Queries) ItemsNewest(ctx context.Context, db DBTX, arg ItemsNewestParams) ([]InboxItem, error) {
+	rows, err := db.Query(ctx, itemsNewest,
+		arg.TenantID,
+		arg.AfterSeq,
+		arg.BeforeSeq,
+		arg.Status,
+		arg.Asker,
+		arg.WorkareaIDPath,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []InboxItem
+	for rows.Next() {
+		var i InboxItem
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.ID,
+			&i.Kind,
+			&i.WorkareaID,
+			&i.WorkareaIDPath,
+			&i.AskerKeyID,
+			&i.AskerPrincipalID,
+			&i.AskerPrincipal,
+			&i.Body,
+			&i.Options,
+			&i.CreatedAt,
+			&i.ExpiresAt,
+			&i.OnExpiry,
+			&i.Status,
+			&i.ResolvedAt,
+			&i.ResolvedBy,
+			&i.ResolutionBody,
+			&i.Expired,
+			&i.AnswerEventID,
+			&i.Seq,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const itemsOpenCount = `-- name: ItemsOpenCount :one
 SELECT count(*) FROM inbox.items
 WHERE tenant_id = $1 AND asker_principal_id = $2 AND workarea_id = $3 AND status = 'open'
