@@ -154,6 +154,21 @@ func sweepExpired(ctx context.Context, a *app, every time.Duration, log *slog.Lo
 			}
 		}
 		for {
+			n, err := a.access.SweepWeb(ctx, 500)
+			if err != nil {
+				if ctx.Err() == nil {
+					log.ErrorContext(ctx, "web credential sweep failed", "error", err)
+				}
+				break
+			}
+			if n > 0 {
+				log.InfoContext(ctx, "old web sessions and sign-in codes deleted", "count", n)
+			}
+			if n < 500 {
+				break
+			}
+		}
+		for {
 			n, err := a.attachments.Sweep(ctx, 100)
 			if err != nil {
 				if ctx.Err() == nil {

@@ -17,3 +17,13 @@ WHERE tenant_id = $1 AND id = $2 AND ended_at IS NULL AND expires_at > $3;
 -- name: WebCredentialsEndForKey :execrows
 UPDATE access.web_credentials SET ended_at = $3
 WHERE tenant_id = $1 AND key_id = $2 AND ended_at IS NULL;
+
+-- name: WebCredentialsPurge :execrows
+-- Credentials that ended or expired before the cutoff, a batch at a time
+-- (their journal events stay).
+DELETE FROM access.web_credentials
+WHERE (tenant_id, id) IN (
+    SELECT c.tenant_id, c.id FROM access.web_credentials c
+    WHERE c.expires_at < @cutoff OR c.ended_at < @cutoff
+    LIMIT @max_rows
+);

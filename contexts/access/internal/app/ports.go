@@ -91,6 +91,9 @@ type Repository interface {
 	WebCredentialEnd(ctx context.Context, tenant, id string, at time.Time) (bool, error)
 	// WebCredentialsEndForKey ends every live credential of a key.
 	WebCredentialsEndForKey(ctx context.Context, tenant, keyID string, at time.Time) (int64, error)
+	// WebCredentialsPurge deletes up to limit credentials that ended or
+	// expired before cutoff.
+	WebCredentialsPurge(ctx context.Context, cutoff time.Time, limit int) (int64, error)
 
 	WorkareaCreate(ctx context.Context, tenant string, w domain.Workarea) error
 	WorkareaGet(ctx context.Context, tenant, id string) (domain.Workarea, error)

@@ -195,3 +195,13 @@ func (s *Service) startWebTx(ctx context.Context, c auth.Caller, kind WebKind, t
 	})
 	return WebSignedIn{ID: cr.ID, Token: tok.Plain, ExpiresAt: cr.ExpiresAt, Caller: c}, err
 }
+
+// WebKeep is how long ended and expired web credentials are kept before
+// the sweep deletes them (their journal events stay).
+const WebKeep = 7 * 24 * time.Hour
+
+// SweepWeb deletes up to limit web credentials that ended or expired more
+// than WebKeep ago.
+func (s *Service) SweepWeb(ctx context.Context, limit int) (int64, error) {
+	return s.repo.WebCredentialsPurge(ctx, s.now().Add(-WebKeep), limit)
+}

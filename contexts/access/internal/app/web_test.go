@@ -95,6 +95,14 @@ func TestWebSessions(t *testing.T) {
 	_, err = svc.SignInWeb(ctx, boot.AdminKey, 0)
 	wantCode(t, err, errs.Validation)
 
+	// A week after they ended or expired, the sweep deletes them.
+	if n := must(svc.SweepWeb(ctx, 100))(t); n != 0 {
+		t.Fatalf("swept %d fresh credentials", n)
+	}
+	now = now.Add(app.WebKeep + 2*time.Hour)
+	if n := must(svc.SweepWeb(ctx, 100))(t); n != 6 {
+		t.Fatalf("swept %d old credentials, want 6", n)
+	}
 	types := j.types(boot.TenantID)
 	for typ, want := range map[string]int{"web.sign_in": 3, "web.sign_out": 1, "web.code_issue": 3} {
 		if got := countOf(types, typ); got != want {

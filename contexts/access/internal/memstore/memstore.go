@@ -476,3 +476,20 @@ func (s *Store) GrantsOn(_ context.Context, tenant, workarea string, limit int) 
 	}
 	return out, nil
 }
+
+// WebCredentialsPurge deletes credentials long ended or expired.
+func (s *Store) WebCredentialsPurge(_ context.Context, cutoff time.Time, limit int) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for sel, w := range s.web {
+		if int(n) == limit {
+			break
+		}
+		if w.cred.ExpiresAt.Before(cutoff) || (w.cred.EndedAt != nil && w.cred.EndedAt.Before(cutoff)) {
+			delete(s.web, sel)
+			n++
+		}
+	}
+	return n, nil
+}

@@ -416,3 +416,9 @@ func (r *Repository) GrantsOn(ctx context.Context, tenant, workarea string, limi
 	}
 	return out, nil
 }
+
+// WebCredentialsPurge deletes credentials long ended or expired.
+func (r *Repository) WebCredentialsPurge(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+	n, err := r.q.WebCredentialsPurge(ctx, r.conn(ctx), dbsqlc.WebCredentialsPurgeParams{Cutoff: cutoff, MaxRows: int32(limit)})
+	return n, translate(err)
+}

@@ -4,6 +4,7 @@ package repotest
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"strings"
 	"sync"
@@ -24,6 +25,99 @@ func Run(t *testing.T, newRepo func(t *testing.T) app.Repository) {
 	t.Run("grants", func(t *testing.T) { t.Parallel(); grants(t, newRepo(t)) })
 	t.Run("concurrent identical grants", func(t *testing.T) { t.Parallel(); concurrentGrants(t, newRepo(t)) })
 	t.Run("bans", func(t *testing.T) { t.Parallel(); bans(t, newRepo(t)) })
+	t.Run("web credentials", func(t *testing.T) { t.Parallel(); webCredentials(t, newRepo(t)) })
+	t.Run("grants on a workarea", func(t *testing.T) { t.Parallel(); grantsOn(t, newRepo(t)) })
+}
+
+func webCredentials(t *testing.T, r app.Repository) {
+	ctx := context.Background()
+	f := seed(t, r)
+	sel := randomBytes(t, 10)
+	ver := make([]byte, 32)
+	c := app.WebCredential{TenantID: f.tenant, ID: ids.New(ids.WebSession), KeyID: f.key.ID, Kind: app.WebSession,
+		Verifier: ver, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	must(t, r.WebCredentialCreate(ctx, c, sel))
+	got, err := r.WebCredentialBySelector(ctx, sel)
+	must(t, err)
+	if got.ID != c.ID || got.Kind != app.WebSession || got.Caller.KeyID != f.key.ID || got.Caller.Principal != "alice" || got.KeyRevoked || got.EndedAt != nil {
+		t.Fatalf("loaded %+v", got)
+	}
+	if _, err := r.WebCredentialBySelector(ctx, []byte("nope-nope-")); !errors.Is(err, app.ErrNotFound) {
+		t.Fatalf("unknown selector: %v", err)
+	}
+	// Ending: once, and never after expiry.
+	if ok, err := r.WebCredentialEnd(ctx, f.tenant, c.ID, now.Add(2*time.Hour)); err != nil || ok {
+		t.Fatalf("end after expiry: %v %v", ok, err)
+	}
+	if ok, err := r.WebCredentialEnd(ctx, f.other, c.ID, now); err != nil || ok {
+		t.Fatalf("end in another tenant: %v %v", ok, err)
+	}
+	if ok, err := r.WebCredentialEnd(ctx, f.tenant, c.ID, now); err != nil || !ok {
+		t.Fatalf("end: %v %v", ok, err)
+	}
+	if ok, _ := r.WebCredentialEnd(ctx, f.tenant, c.ID, now); ok {
+		t.Fatal("ended twice")
+	}
+	// A key's live credentials end with it.
+	sel2 := randomBytes(t, 10)
+	c2 := c
+	c2.ID = ids.New(ids.WebSession)
+	must(t, r.WebCredentialCreate(ctx, c2, sel2))
+	if n, err := r.WebCredentialsEndForKey(ctx, f.tenant, f.key.ID, now); err != nil || n != 1 {
+		t.Fatalf("end for key: %d %v", n, err)
+	}
+	// Purge: nothing before the cutoff passes both, then both.
+	if n, err := r.WebCredentialsPurge(ctx, now, 10); err != nil || n != 0 {
+		t.Fatalf("early purge: %d %v", n, err)
+	}
+	if n, err := r.WebCredentialsPurge(ctx, now.Add(2*time.Hour), 1); err != nil || n != 1 {
+		t.Fatalf("bounded purge: %d %v", n, err)
+	}
+	if n, err := r.WebCredentialsPurge(ctx, now.Add(2*time.Hour), 10); err != nil || n != 1 {
+		t.Fatalf("purge: %d %v", n, err)
+	}
+}
+
+func randomBytes(t *testing.T, n int) []byte {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func grantsOn(t *testing.T, r app.Repository) {
+	ctx := context.Background()
+	f := seed(t, r)
+	for i, scope := range []domain.Scope{domain.ScopeReader, domain.ScopeWriter} {
+		g := app.Grant{ID: ids.New(ids.Grant), KeyID: f.key.ID, WorkareaID: f.child.ID, Scope: scope, Effect: domain.Allow, CreatedAt: now.Add(time.Duration(i) * time.Second)}
+		_, _, err := r.GrantCreate(ctx, f.tenant, g, f.key.ID)
+		must(t, err)
+	}
+	got, err := r.GrantsOn(ctx, f.tenant, f.child.ID, 10)
+	must(t, err)
+	if len(got) != 2 || got[0].Scope != domain.ScopeReader || got[0].Principal != "alice" || got[1].Scope != domain.ScopeWriter {
+		t.Fatalf("grants on child: %+v", got)
+	}
+	if got, _ := r.GrantsOn(ctx, f.tenant, f.child.ID, 1); len(got) != 1 {
+		t.Fatalf("limit 1: %d", len(got))
+	}
+	if got, _ := r.GrantsOn(ctx, f.other, f.child.ID, 10); len(got) != 0 {
+		t.Fatalf("another tenant's: %d", len(got))
+	}
+	if removed, err := r.GrantRemove(ctx, f.tenant, got0(t, r, f).ID, f.key.ID, now); err != nil || !removed {
+		t.Fatalf("remove: %v %v", removed, err)
+	}
+	if got, _ := r.GrantsOn(ctx, f.tenant, f.child.ID, 10); len(got) != 1 {
+		t.Fatalf("after a removal: %d", len(got))
+	}
+}
+
+func got0(t *testing.T, r app.Repository, f fixture) app.ListedGrant {
+	t.Helper()
+	got, err := r.GrantsOn(context.Background(), f.tenant, f.child.ID, 10)
+	must(t, err)
+	return got[0]
 }
 
 var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)

@@ -119,3 +119,27 @@ func (q *Queries) WebCredentialsEndForKey(ctx context.Context, db DBTX, arg WebC
 	}
 	return result.RowsAffected(), nil
 }
+
+const webCredentialsPurge = `-- name: WebCredentialsPurge :execrows
+DELETE FROM access.web_credentials
+WHERE (tenant_id, id) IN (
+    SELECT c.tenant_id, c.id FROM access.web_credentials c
+    WHERE c.expires_at < $1 OR c.ended_at < $1
+    LIMIT $2
+)
+`
+
+type WebCredentialsPurgeParams struct {
+	Cutoff  time.Time
+	MaxRows int32
+}
+
+// Credentials that ended or expired before the cutoff, a batch at a time
+// (their journal events stay).
+func (q *Queries) WebCredentialsPurge(ctx context.Context, db DBTX, arg WebCredentialsPurgeParams) (int64, error) {
+	result, err := db.Exec(ctx, webCredentialsPurge, arg.Cutoff, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
