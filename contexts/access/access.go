@@ -186,7 +186,9 @@ func (m *Module) ResolveWeb(ctx context.Context, token string) (auth.Caller, str
 }
 
 // SweepWeb deletes web credentials that ended or expired a week ago.
-func (m *Module) SweepWeb(ctx context.Context, limit int) (int64, error) { return m.svc.SweepWeb(ctx, limit) }
+func (m *Module) SweepWeb(ctx context.Context, limit int) (int64, error) {
+	return m.svc.SweepWeb(ctx, limit)
+}
 
 // SignOutWeb ends a web session.
 func (m *Module) SignOutWeb(ctx context.Context, token string) error {
