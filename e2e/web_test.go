@@ -129,6 +129,16 @@ func TestWebReviewAndInbox(t *testing.T) {
 	if st := s.count(t, `SELECT count(*) FROM admission.artifacts WHERE id = $1 AND state = 'held'`, second.ArtifactID); st != 1 {
 		t.Fatal("an expired serve's verdict changed the claim")
 	}
+	// From the refusal, n serves it again; approved, the queue is empty.
+	b.pressTo(t, "n")
+	b.do(t, chromedp.WaitReady(chromedp.CSS("#approve")))
+	b.pressTo(t, "a")
+	b.do(t, chromedp.WaitReady(chromedp.CSS("#state")))
+	b.pressTo(t, "n")
+	if got := b.text(t, "h1"); got != "Nothing to review" {
+		t.Fatalf("an empty queue's page: %q", got)
+	}
+	b.checkPage(t, "empty")
 
 	// Another site's page posting a form at the pages: the browser sends
 	// no session cookie with it (SameSite=Strict), and nothing is served.
@@ -148,10 +158,22 @@ func TestWebReviewAndInbox(t *testing.T) {
 		t.Fatalf("a cross-site post served %d items", n-before)
 	}
 
-	// The human: sign out, sign in as the admin, and watch the inbox.
+	// The human: sign out, sign in as the admin with a one-time link
+	// (it asks first), and watch the inbox.
 	b.open(t, s.URL+"/queue")
 	b.navigate(t, chromedp.Click(chromedp.CSS(".who button")))
-	signIn(t, b, s.AdminKey)
+	link := decode[struct {
+		Path string `json:"path"`
+	}](t, s.do(t, "POST", "/v1/web/sign-in-codes", s.AdminKey, map[string]any{}), 201)
+	b.open(t, s.URL+link.Path)
+	if got := b.text(t, "#confirm"); got != "Sign in as admin" {
+		t.Fatalf("the sign-in link's page: %q", got)
+	}
+	b.checkPage(t, "code")
+	b.navigate(t, chromedp.Click(chromedp.CSS("#confirm")))
+	if p := b.path(t); p != "/queue" {
+		t.Fatalf("after the link, at %s", p)
+	}
 	b.open(t, s.URL+"/inbox")
 	b.checkPage(t, "inbox-empty")
 	q := toolJSON[struct {
