@@ -56,6 +56,13 @@ func TestWebReviewAndInbox(t *testing.T) {
 		t.Fatalf("queue page: %q", got)
 	}
 	b.checkPage(t, "queue")
+	// The overview shows the reviewer what waits where.
+	b.open(t, s.URL+"/overview")
+	if got := b.text(t, "table.tree"); !strings.Contains(got, "procurement\tdevelopment\t0\t0") || !strings.Contains(got, "metals-crew\tcommitted\t3\t0") || strings.Contains(got, "universe") {
+		t.Fatalf("the reviewer's overview: %q", got)
+	}
+	b.checkPage(t, "overview")
+	b.open(t, s.URL+"/queue")
 
 	// Serve (n) and approve (a) with the keyboard.
 	b.pressTo(t, "n")
@@ -224,7 +231,7 @@ func TestWebReviewAndInbox(t *testing.T) {
 	if got := b.text(t, "table.tree"); !strings.Contains(got, "metals-crew") || !strings.Contains(got, "committed") {
 		t.Fatalf("overview: %q", got)
 	}
-	b.checkPage(t, "overview")
+	b.checkPage(t, "overview-admin")
 	b.navigate(t, chromedp.Click(chromedp.CSS(`a[href="/workareas/`+tm.crew.ID+`"]`)))
 	if got := b.text(t, "table.events"); !strings.Contains(got, "lifecycle.promote") {
 		t.Fatalf("workarea events: %q", got)

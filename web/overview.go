@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -51,13 +52,15 @@ func (p *Pages) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	data := overviewPage{Reviewer: qerr == nil}
 	// Start at the root; a key that cannot read it starts at the
-	// workareas it reviews.
+	// topmost readable ancestors of the workareas it reviews.
 	starts := []string{who.Root}
 	var rootView workareaOut
 	if _, err := p.call(r, http.MethodGet, "/v1/workareas/"+url.PathEscape(who.Root), nil, &rootView); err != nil {
 		starts = starts[:0]
 		for _, row := range q.Workareas {
-			starts = append(starts, row.Workarea)
+			if top := p.topmost(r, row.Workarea); !slices.Contains(starts, top) {
+				starts = append(starts, top)
+			}
 		}
 	}
 	seen := map[string]bool{}
@@ -72,9 +75,9 @@ func (p *Pages) overview(w http.ResponseWriter, r *http.Request) {
 		if _, err := p.call(r, http.MethodGet, "/v1/workareas/"+url.PathEscape(id), nil, &wa); err != nil {
 			return
 		}
-		c, known := counts[wa.ID]
+		c := counts[wa.ID]
 		data.Nodes = append(data.Nodes, node{ID: wa.ID, Path: wa.Path, Leaf: leaf(wa.Path), Status: wa.Status, Depth: depth,
-			Claims: c.Claims, Edges: c.Edges, Known: known})
+			Claims: c.Claims, Edges: c.Edges, Known: slices.Contains(wa.Verbs, "review")})
 		children := wa.Children
 		sort.Slice(children, func(i, j int) bool { return children[i].PathLeaf < children[j].PathLeaf })
 		for _, ch := range children {
@@ -85,6 +88,23 @@ func (p *Pages) overview(w http.ResponseWriter, r *http.Request) {
 		walk(s, 0)
 	}
 	p.render(w, r, http.StatusOK, "overview", "Overview", "overview", data)
+}
+
+// topmost climbs from a workarea to its highest ancestor this key reads
+// (at most 32 levels).
+func (p *Pages) topmost(r *http.Request, id string) string {
+	for range 32 {
+		var wa workareaOut
+		if _, err := p.call(r, http.MethodGet, "/v1/workareas/"+url.PathEscape(id), nil, &wa); err != nil || wa.Parent == "" {
+			return id
+		}
+		var parent workareaOut
+		if _, err := p.call(r, http.MethodGet, "/v1/workareas/"+url.PathEscape(wa.Parent), nil, &parent); err != nil {
+			return id
+		}
+		id = parent.ID
+	}
+	return id
 }
 
 func leaf(path string) string {
