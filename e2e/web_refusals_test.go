@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -389,48 +391,118 @@ func TestWebServesAnEdge(t *testing.T) {
 	}
 }
 
-// GET /v1/grants?workarea=W lists the live grants bound to W for an
-// admin of W; anyone else is refused as the API refuses it elsewhere.
-func TestGrantsOnAWorkarea(t *testing.T) {
+// GET /v1/grants lists grants on a workarea (admin on it) or of a key
+// (admin on universe), live now or in force at a permission epoch, a page
+// at a time, and never another tenant's.
+func TestGrantListings(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
 	tm := newTeam(t, s)
 	type listed struct {
-		Workarea string `json:"workarea"`
-		Grants   []struct {
-			GrantID   string `json:"grant_id"`
-			KeyID     string `json:"key_id"`
-			Principal string `json:"principal"`
-			Scope     string `json:"scope"`
-			Effect    string `json:"effect"`
+		Grants []struct {
+			GrantID      string `json:"grant_id"`
+			KeyID        string `json:"key_id"`
+			Principal    string `json:"principal"`
+			Workarea     string `json:"workarea"`
+			WorkareaPath string `json:"workarea_path"`
+			Scope        string `json:"scope"`
+			Effect       string `json:"effect"`
+			CreatedEpoch *int64 `json:"created_epoch"`
+			RemovedEpoch *int64 `json:"removed_epoch"`
 		} `json:"grants"`
-		More bool `json:"more"`
+		Epoch      int64   `json:"permission_epoch"`
+		NextCursor *string `json:"next_cursor"`
 	}
-	got := decode[listed](t, s.do(t, "GET", "/v1/grants?workarea=universe.procurement", s.AdminKey, nil), 200)
-	if len(got.Grants) != 10 || got.More {
+	get := func(key, query string) listed {
+		t.Helper()
+		return decode[listed](t, s.do(t, "GET", "/v1/grants?"+query, key, nil), 200)
+	}
+	got := get(s.AdminKey, "workarea=universe.procurement")
+	if len(got.Grants) != 10 || got.NextCursor != nil {
 		t.Fatalf("grants on universe.procurement: %+v", got)
 	}
 	for _, g := range got.Grants {
-		if g.Principal == "" || g.Effect != "allow" {
+		if g.Principal == "" || g.Effect != "allow" || g.WorkareaPath != "universe.procurement" || g.CreatedEpoch == nil {
 			t.Fatalf("grant %+v", g)
 		}
 	}
-	if out := s.mustOML(t, s.AdminKey, "grant", "list", "--workarea", "universe.procurement"); strings.Count(out, "reviewer-1") != 3 || !strings.Contains(out, "dreamer.review") {
-		t.Fatalf("oml grant list: %s", out)
-	}
-	if n := len(decode[listed](t, s.do(t, "GET", "/v1/grants?workarea="+tm.crew.ID, s.AdminKey, nil), 200).Grants); n != 0 {
+	if n := len(get(s.AdminKey, "workarea="+tm.crew.ID).Grants); n != 0 {
 		t.Fatalf("inherited grants listed on the crew: %d", n)
 	}
+	// Pages of 4: 4, 4, 2, each cursor continuing the last.
+	var ids []string
+	cursor := ""
+	for page := 0; ; page++ {
+		q := "workarea=universe.procurement&limit=4"
+		if cursor != "" {
+			q += "&cursor=" + cursor
+		}
+		got := get(s.AdminKey, q)
+		for _, g := range got.Grants {
+			ids = append(ids, g.GrantID)
+		}
+		if got.NextCursor == nil {
+			break
+		}
+		cursor = *got.NextCursor
+		if page > 3 {
+			t.Fatal("paging does not end")
+		}
+	}
+	if len(ids) != 10 || !slices.IsSorted(ids) {
+		t.Fatalf("paged %d grants: %v", len(ids), ids)
+	}
+	// By key, and at an epoch: the reviewer's three grants; remove one,
+	// and the epoch before still shows it.
+	mine := get(s.AdminKey, "key_id="+tm.reviewer.KeyID)
+	if len(mine.Grants) != 3 {
+		t.Fatalf("the reviewer's grants: %+v", mine)
+	}
+	before := mine.Epoch
+	if r := s.do(t, "DELETE", "/v1/grants/"+mine.Grants[0].GrantID, s.AdminKey, nil); r.Status != 200 {
+		t.Fatalf("remove: %d %s", r.Status, r.Body)
+	}
+	if n := len(get(s.AdminKey, "key_id="+tm.reviewer.KeyID).Grants); n != 2 {
+		t.Fatalf("live after a removal: %d", n)
+	}
+	then := get(s.AdminKey, fmt.Sprintf("key_id=%s&epoch=%d", tm.reviewer.KeyID, before))
+	if len(then.Grants) != 3 || then.Epoch != before {
+		t.Fatalf("at epoch %d: %+v", before, then)
+	}
+	first := *mine.Grants[0].CreatedEpoch
+	for _, g := range mine.Grants {
+		first = min(first, *g.CreatedEpoch)
+	}
+	if n := len(get(s.AdminKey, fmt.Sprintf("key_id=%s&epoch=%d", tm.reviewer.KeyID, first-1)).Grants); n != 0 {
+		t.Fatalf("before the first grant: %d", n)
+	}
+	if out := s.mustOML(t, s.AdminKey, "grant", "list", "--workarea", "universe.procurement"); strings.Count(out, "reviewer-1") != 2 || !strings.Contains(out, "dreamer.review") {
+		t.Fatalf("oml grant list: %s", out)
+	}
+	if out := s.mustOML(t, s.AdminKey, "grant", "list", "--key", tm.reviewer.KeyID, "--epoch", fmt.Sprint(before)); strings.Count(out, "reviewer-1") != 3 {
+		t.Fatalf("oml grant list --key --epoch: %s", out)
+	}
+
+	// Another tenant's admin sees none of these, and its ids are missing.
+	other := s.bootstrapTenant(t, "globex")
 	for name, c := range map[string]struct {
 		key, query string
 		status     int
 		code       string
 	}{
-		"a reader":        {tm.reader.Token, "workarea=universe.procurement", 403, "access.denied"},
-		"no workarea":     {s.AdminKey, "", 400, "request.validation"},
-		"unknown param":   {s.AdminKey, "workarea=universe&key=x", 400, "request.validation"},
-		"unknown node":    {s.AdminKey, "workarea=universe.nowhere", 404, "access.not_found"},
-		"unreadable node": {tm.reader.Token, "workarea=universe", 404, "access.not_found"},
+		"another tenant's workarea": {other, "workarea=" + tm.crew.ID, 404, "access.not_found"},
+		"another tenant's key":      {other, "key_id=" + tm.reviewer.KeyID, 404, "access.not_found"},
+		"a reader":                  {tm.reader.Token, "workarea=universe.procurement", 403, "access.denied"},
+		"a reader, by key":          {tm.reader.Token, "key_id=" + tm.reader.KeyID, 403, "access.verb_ceiling"},
+		"nothing named":             {s.AdminKey, "", 400, "request.validation"},
+		"unknown param":             {s.AdminKey, "workarea=universe&key=x", 400, "request.validation"},
+		"unknown node":              {s.AdminKey, "workarea=universe.nowhere", 404, "access.not_found"},
+		"unreadable node":           {tm.reader.Token, "workarea=universe", 404, "access.not_found"},
+		"a forged cursor":           {s.AdminKey, "workarea=universe&cursor=x", 400, "request.validation"},
+		"a future epoch":            {s.AdminKey, "workarea=universe&epoch=99999", 400, "request.validation"},
+		"a negative epoch":          {s.AdminKey, "workarea=universe&epoch=-1", 400, "request.validation"},
+		"a huge page":               {s.AdminKey, "workarea=universe&limit=501", 422, "limit.ceiling"},
+		"twice":                     {s.AdminKey, "workarea=universe&workarea=universe", 400, "request.validation"},
 	} {
 		if r := s.do(t, "GET", "/v1/grants?"+c.query, c.key, nil); r.Status != c.status || r.code() != c.code {
 			t.Errorf("%s: %d %s", name, r.Status, r.Body)

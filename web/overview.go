@@ -149,7 +149,7 @@ type grantsOut struct {
 		CreatedAt  time.Time `json:"created_at"`
 		KeyRevoked bool      `json:"key_revoked"`
 	} `json:"grants"`
-	More bool `json:"more"`
+	NextCursor *string `json:"next_cursor"`
 }
 
 type workareaPage struct {
@@ -181,7 +181,7 @@ func (p *Pages) workareaWith(w http.ResponseWriter, r *http.Request, v *verifyOu
 	}
 	if data.Admin {
 		var g grantsOut
-		if _, err := p.call(r, http.MethodGet, "/v1/grants?workarea="+url.QueryEscape(wa.ID), nil, &g); err == nil {
+		if _, err := p.call(r, http.MethodGet, "/v1/grants?limit=500&workarea="+url.QueryEscape(wa.ID), nil, &g); err == nil {
 			data.Grants = &g
 		}
 	}

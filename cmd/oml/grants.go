@@ -90,45 +90,66 @@ func (c *cli) grantRemove(ctx context.Context, args []string) error {
 	return err
 }
 
-// grantList runs `oml grant list --workarea W`: the live grants bound to W.
+// grantList runs `oml grant list --workarea W | --key K [--epoch N]
+// [--cursor C] [--limit N]`: the grants bound to W or given to K, live now
+// or in force at epoch N, a page at a time.
 func (c *cli) grantList(ctx context.Context, args []string) error {
-	fs := c.flags("grant list", "--workarea ID|PATH")
-	workarea := fs.String("workarea", "", "workarea id or path (required)")
+	fs := c.flags("grant list", "--workarea ID|PATH | --key KEY_ID [--epoch N] [--cursor C] [--limit N]")
+	workarea := fs.String("workarea", "", "grants bound to this workarea (admin on it)")
+	key := fs.String("key", "", "grants of this key (admin on universe, or with --workarea)")
+	epoch := fs.Int64("epoch", -1, "grants in force at this permission_epoch (default: live now)")
+	cursor := fs.String("cursor", "", "the next_cursor of the previous page")
+	limit := fs.Int("limit", 0, "grants per page, 1–500 (default 100)")
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	if *workarea == "" {
-		return errors.New("grant list: --workarea is required")
+	if *workarea == "" && *key == "" {
+		return errors.New("grant list: --workarea or --key is required")
 	}
-	_, err := exchange(ctx, c, request{method: http.MethodGet, path: "/v1/grants?workarea=" + url.QueryEscape(*workarea)},
+	q := url.Values{}
+	for name, v := range map[string]string{"workarea": *workarea, "key_id": *key, "cursor": *cursor} {
+		if v != "" {
+			q.Set(name, v)
+		}
+	}
+	if *epoch >= 0 {
+		q.Set("epoch", fmt.Sprint(*epoch))
+	}
+	if *limit > 0 {
+		q.Set("limit", fmt.Sprint(*limit))
+	}
+	_, err := exchange(ctx, c, request{method: http.MethodGet, path: "/v1/grants?" + q.Encode()},
 		func(w io.Writer, page struct {
 			Grants []struct {
-				GrantID    string `json:"grant_id"`
-				KeyID      string `json:"key_id"`
-				Principal  string `json:"principal"`
-				Scope      string `json:"scope"`
-				Effect     string `json:"effect"`
-				KeyRevoked bool   `json:"key_revoked"`
+				GrantID      string `json:"grant_id"`
+				KeyID        string `json:"key_id"`
+				Principal    string `json:"principal"`
+				WorkareaPath string `json:"workarea_path"`
+				Scope        string `json:"scope"`
+				Effect       string `json:"effect"`
+				KeyRevoked   bool   `json:"key_revoked"`
 			} `json:"grants"`
-			More bool `json:"more"`
+			Epoch      int64   `json:"permission_epoch"`
+			NextCursor *string `json:"next_cursor"`
 		}) error {
 			tw := table(w)
-			fmt.Fprintln(tw, "GRANT\tKEY\tPRINCIPAL\tSCOPE\tEFFECT")
+			fmt.Fprintln(tw, "GRANT\tKEY\tPRINCIPAL\tWORKAREA\tSCOPE\tEFFECT")
 			for _, g := range page.Grants {
 				principal := g.Principal
 				if g.KeyRevoked {
 					principal += " (key revoked)"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.GrantID, g.KeyID, principal, g.Scope, g.Effect)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.GrantID, g.KeyID, principal, g.WorkareaPath, g.Scope, g.Effect)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if page.More {
-				_, err := fmt.Fprintln(w, "(only the first 500 are listed)")
+			if page.NextCursor != nil {
+				_, err := fmt.Fprintf(w, "(permission epoch %d; more: --cursor %s)\n", page.Epoch, *page.NextCursor)
 				return err
 			}
-			return nil
+			_, err := fmt.Fprintf(w, "(permission epoch %d)\n", page.Epoch)
+			return err
 		})
 	return err
 }

@@ -50,7 +50,9 @@ commands:
                                     grant (or deny) SCOPE on a subtree (admin); SCOPE is
                                     reader|writer|dreamer.propose|dreamer.review|admin
   grant remove GRANT_ID             remove a grant (admin)
-  grant list --workarea ID|PATH     the live grants bound to a workarea (admin on it)
+  grant list --workarea ID|PATH | --key KEY_ID [--epoch N] [--cursor C] [--limit N]
+                                    grants bound to a workarea (admin on it) or given to a key
+                                    (admin on universe), live now or in force at epoch N, paged
   artifact show ARTIFACT_ID         show one artifact as this key may see it
   artifact demote|erase ARTIFACT_ID --reason TEXT
                                     take a promoted claim out of recall, or erase a claim's

@@ -33,13 +33,27 @@ LEFT JOIN access.grants g ON g.tenant_id = t.id AND g.key_id = k.id AND g.remove
 LEFT JOIN access.workareas w ON w.tenant_id = g.tenant_id AND w.id = g.workarea_id
 WHERE t.id = @tenant_id;
 
--- name: GrantsOnWorkarea :many
--- Live grants bound to one workarea, with their keys' principals, oldest
--- first; limit+1 rows tell the caller more exist.
-SELECT g.id, g.key_id, g.scope, g.effect, g.created_at, p.name AS principal, k.revoked_at
+-- name: GrantStampEpoch :exec
+-- The epoch a grant took effect at, or (removed) lost it at.
+UPDATE access.grants
+SET created_epoch = CASE WHEN @removed::boolean THEN created_epoch ELSE @epoch::bigint END,
+    removed_epoch = CASE WHEN @removed::boolean THEN @epoch::bigint ELSE removed_epoch END
+WHERE tenant_id = @tenant_id AND id = @id;
+
+-- name: GrantsList :many
+-- Grants of one key or on one workarea ('' for either: any), live now
+-- (at_epoch < 0) or in force at at_epoch, after a grant id, in id order.
+SELECT g.id, g.key_id, g.workarea_id, w.path AS workarea_path, g.scope, g.effect, g.created_at, g.removed_at,
+       g.created_epoch, g.removed_epoch, p.name AS principal, k.revoked_at
 FROM access.grants g
 JOIN access.keys k ON k.tenant_id = g.tenant_id AND k.id = g.key_id
 JOIN access.principals p ON p.tenant_id = k.tenant_id AND p.id = k.principal_id
-WHERE g.tenant_id = $1 AND g.workarea_id = $2 AND g.removed_at IS NULL
-ORDER BY g.created_at, g.id
-LIMIT $3;
+JOIN access.workareas w ON w.tenant_id = g.tenant_id AND w.id = g.workarea_id
+WHERE g.tenant_id = @tenant_id
+  AND (@key_id::text = '' OR g.key_id = @key_id::text)
+  AND (@workarea_id::text = '' OR g.workarea_id = @workarea_id::text)
+  AND CASE WHEN @at_epoch::bigint < 0 THEN g.removed_at IS NULL
+           ELSE g.created_epoch <= @at_epoch::bigint AND (g.removed_epoch IS NULL OR g.removed_epoch > @at_epoch::bigint) END
+  AND g.id > @after_id::text
+ORDER BY g.id
+LIMIT @max_rows;

@@ -67,6 +67,9 @@ func (s *Service) AddGrant(ctx context.Context, cmd AddGrant) (GrantResult, erro
 		if out.Epoch, err = s.repo.EpochBump(ctx, v.caller.TenantID); err != nil {
 			return fmt.Errorf("bump epoch: %w", err)
 		}
+		if err := s.repo.GrantStampEpoch(ctx, v.caller.TenantID, id, out.Epoch, false); err != nil {
+			return fmt.Errorf("stamp grant epoch: %w", err)
+		}
 		return s.record(ctx, v.caller.TenantID, journal.Event{
 			Type: "grant.add", Actor: v.caller.KeyID, Workarea: w.ID,
 			Subject: map[string]any{"grant_id": id},
@@ -104,6 +107,9 @@ func (s *Service) RemoveGrant(ctx context.Context, id string) (GrantResult, erro
 		if out.Epoch, err = s.repo.EpochBump(ctx, v.caller.TenantID); err != nil {
 			return fmt.Errorf("bump epoch: %w", err)
 		}
+		if err := s.repo.GrantStampEpoch(ctx, v.caller.TenantID, id, out.Epoch, true); err != nil {
+			return fmt.Errorf("stamp grant epoch: %w", err)
+		}
 		out.Grant = g
 		return s.record(ctx, v.caller.TenantID, journal.Event{
 			Type: "grant.remove", Actor: v.caller.KeyID, Workarea: g.WorkareaID,
@@ -132,35 +138,84 @@ func (s *Service) grantIn(ctx context.Context, tenant, id string) (Grant, error)
 	return g, nil
 }
 
-// MaxListedGrants bounds one listing of a workarea's grants.
-const MaxListedGrants = 500
-
-// GrantsPage is a workarea's live grants; More says the listing stopped at
-// MaxListedGrants.
-type GrantsPage struct {
-	Workarea domain.Workarea
-	Grants   []ListedGrant
-	More     bool
+// GrantQuery selects grants to list: of a key, on a workarea (id or
+// path), or both; live now, or in force at Epoch; a page of Limit after
+// Cursor.
+type GrantQuery struct {
+	KeyID    string
+	Workarea string
+	Epoch    *int64
+	Cursor   string
+	Limit    int
 }
 
-// GrantsOn lists the live grants bound to a workarea (not inherited ones)
-// for an admin of it.
-func (s *Service) GrantsOn(ctx context.Context, ref string) (GrantsPage, error) {
-	v, err := s.viewOf(ctx)
-	if err != nil {
-		return GrantsPage{}, err
+// The bounds of a grant listing.
+const (
+	DefaultGrantPage = 100
+	MaxGrantPage     = 500
+)
+
+// GrantsPage is one page of a grant listing; NextCursor continues it (""
+// at the end).
+type GrantsPage struct {
+	Grants     []ListedGrant
+	NextCursor string
+	Epoch      int64
+}
+
+// ListGrants lists grants for an admin: on a workarea it administers, or
+// of a key (a tenant administrator: admin on universe).
+func (s *Service) ListGrants(ctx context.Context, q GrantQuery) (GrantsPage, error) {
+	switch {
+	case q.KeyID == "" && q.Workarea == "":
+		return GrantsPage{}, errs.Invalid("name a key_id, a workarea or both")
+	case q.Limit == 0:
+		q.Limit = DefaultGrantPage
+	case q.Limit < 0 || q.Limit > MaxGrantPage:
+		return GrantsPage{}, errs.New(errs.LimitCeiling, "a grant listing is bounded: limit 1–500", "limit %d is outside 1–%d", q.Limit, MaxGrantPage)
 	}
-	w, _, err := s.visible(ctx, v, ref, domain.ScopeAdmin)
-	if err != nil {
-		return GrantsPage{}, err
+	if q.Cursor != "" && !ids.Has(ids.Grant, q.Cursor) {
+		return GrantsPage{}, errs.Invalid("cursor: not one this listing gave (want a next_cursor)")
 	}
-	gs, err := s.repo.GrantsOn(ctx, v.caller.TenantID, w.ID, MaxListedGrants+1)
-	if err != nil {
-		return GrantsPage{}, fmt.Errorf("list grants: %w", err)
-	}
-	page := GrantsPage{Workarea: w, Grants: gs}
-	if len(gs) > MaxListedGrants {
-		page.Grants, page.More = gs[:MaxListedGrants], true
-	}
-	return page, nil
+	var out GrantsPage
+	err := s.tx.InTx(ctx, func(ctx context.Context) error {
+		v, err := s.viewOf(ctx)
+		if err != nil {
+			return err
+		}
+		f := GrantFilter{KeyID: q.KeyID, AtEpoch: -1, AfterID: q.Cursor, Limit: q.Limit + 1}
+		if q.Workarea != "" {
+			w, _, err := s.visible(ctx, v, q.Workarea, domain.ScopeAdmin)
+			if err != nil {
+				return err
+			}
+			f.WorkareaID = w.ID
+		} else if _, _, err := s.adminAtRoot(ctx); err != nil {
+			return err
+		}
+		if q.KeyID != "" {
+			if _, err := s.keyIn(ctx, v.caller.TenantID, q.KeyID); err != nil {
+				return err
+			}
+		}
+		if out.Epoch, err = s.repo.EpochGet(ctx, v.caller.TenantID); err != nil {
+			return err
+		}
+		if q.Epoch != nil {
+			if *q.Epoch < 0 || *q.Epoch > out.Epoch {
+				return errs.Invalid("epoch %d: want 0–%d (the tenant's permission_epoch now)", *q.Epoch, out.Epoch)
+			}
+			f.AtEpoch, out.Epoch = *q.Epoch, *q.Epoch
+		}
+		gs, err := s.repo.GrantsList(ctx, v.caller.TenantID, f)
+		if err != nil {
+			return fmt.Errorf("list grants: %w", err)
+		}
+		if len(gs) > q.Limit {
+			gs, out.NextCursor = gs[:q.Limit], gs[q.Limit-1].ID
+		}
+		out.Grants = gs
+		return nil
+	})
+	return out, err
 }

@@ -60,11 +60,24 @@ type Grant struct {
 	RemovedAt  *time.Time
 }
 
-// ListedGrant is a live grant as an admin lists it.
+// ListedGrant is a grant as an admin lists it.
 type ListedGrant struct {
 	Grant
-	Principal  string
-	KeyRevoked bool
+	Principal    string
+	WorkareaPath string
+	KeyRevoked   bool
+	// The permission epochs it took and lost effect at (nil: unknown, or
+	// not removed).
+	CreatedEpoch, RemovedEpoch *int64
+}
+
+// GrantFilter selects grants: of one key and/or on one workarea, live now
+// (AtEpoch < 0) or in force at AtEpoch, after the grant AfterID.
+type GrantFilter struct {
+	KeyID, WorkareaID string
+	AtEpoch           int64
+	AfterID           string
+	Limit             int
 }
 
 // Repository is the access context's storage. Calls run in the unit of
@@ -110,9 +123,12 @@ type Repository interface {
 	GrantCreate(ctx context.Context, tenant string, g Grant, createdBy string) (string, bool, error)
 	GrantGet(ctx context.Context, tenant, id string) (Grant, error)
 	GrantRemove(ctx context.Context, tenant, id, by string, at time.Time) (bool, error)
-	// GrantsOn lists up to limit live grants bound to one workarea, oldest
-	// first, with their keys' principals.
-	GrantsOn(ctx context.Context, tenant, workarea string, limit int) ([]ListedGrant, error)
+	// GrantStampEpoch records the epoch a grant took effect at, or with
+	// removed the epoch it lost it at.
+	GrantStampEpoch(ctx context.Context, tenant, id string, epoch int64, removed bool) error
+	// GrantsList lists grants by f, in id order, with their keys'
+	// principals and their workareas' paths.
+	GrantsList(ctx context.Context, tenant string, f GrantFilter) ([]ListedGrant, error)
 	// AccessOf reads the key's epoch, revocation and grants in one snapshot.
 	AccessOf(ctx context.Context, tenant, keyID string) (Access, error)
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -362,38 +363,75 @@ func (h *Handlers) verifyJournal(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// listGrants is GET /v1/grants?workarea=W: the live grants bound to W, for
-// an admin of W.
+// listGrants is GET /v1/grants?key_id=&workarea=&epoch=&cursor=&limit=.
 func (h *Handlers) listGrants(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	for name := range q {
-		if name != "workarea" {
-			return errs.Invalid("GET /v1/grants: unknown parameter %q (want workarea)", name)
+	var in app.GrantQuery
+	for name, vals := range q {
+		if len(vals) != 1 {
+			return errs.Invalid("GET /v1/grants: %s given %d times", name, len(vals))
+		}
+		v := vals[0]
+		switch name {
+		case "key_id":
+			in.KeyID = v
+		case "workarea":
+			in.Workarea = v
+		case "cursor":
+			in.Cursor = v
+		case "epoch":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return errs.Invalid("epoch: want a permission_epoch, got %q", v)
+			}
+			in.Epoch = &n
+		case "limit":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return errs.Invalid("limit: want an integer, got %q", v)
+			}
+			in.Limit = n
+		default:
+			return errs.Invalid("GET /v1/grants: unknown parameter %q (want key_id, workarea, epoch, cursor, limit)", name)
 		}
 	}
-	ref := q.Get("workarea")
-	if ref == "" {
-		return errs.Invalid("GET /v1/grants: workarea is required (an id or a path)")
-	}
-	page, err := h.svc.GrantsOn(r.Context(), ref)
+	page, err := h.svc.ListGrants(r.Context(), in)
 	if err != nil {
 		return err
 	}
 	type grant struct {
-		GrantID    string    `json:"grant_id"`
-		KeyID      string    `json:"key_id"`
-		Principal  string    `json:"principal"`
-		Scope      string    `json:"scope"`
-		Effect     string    `json:"effect"`
-		CreatedAt  time.Time `json:"created_at"`
-		KeyRevoked bool      `json:"key_revoked"`
+		GrantID      string     `json:"grant_id"`
+		KeyID        string     `json:"key_id"`
+		Principal    string     `json:"principal"`
+		Workarea     string     `json:"workarea"`
+		WorkareaPath string     `json:"workarea_path"`
+		Scope        string     `json:"scope"`
+		Effect       string     `json:"effect"`
+		CreatedAt    time.Time  `json:"created_at"`
+		RemovedAt    *time.Time `json:"removed_at"`
+		CreatedEpoch *int64     `json:"created_epoch"`
+		RemovedEpoch *int64     `json:"removed_epoch"`
+		KeyRevoked   bool       `json:"key_revoked"`
 	}
 	out := make([]grant, len(page.Grants))
 	for i, g := range page.Grants {
-		out[i] = grant{GrantID: g.ID, KeyID: g.KeyID, Principal: g.Principal, Scope: g.Scope.String(), Effect: string(g.Effect),
-			CreatedAt: g.CreatedAt.UTC(), KeyRevoked: g.KeyRevoked}
+		out[i] = grant{GrantID: g.ID, KeyID: g.KeyID, Principal: g.Principal, Workarea: g.WorkareaID, WorkareaPath: g.WorkareaPath,
+			Scope: g.Scope.String(), Effect: string(g.Effect), CreatedAt: g.CreatedAt.UTC(), RemovedAt: utcPtr(g.RemovedAt),
+			CreatedEpoch: g.CreatedEpoch, RemovedEpoch: g.RemovedEpoch, KeyRevoked: g.KeyRevoked}
+	}
+	var next *string
+	if page.NextCursor != "" {
+		next = &page.NextCursor
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	transport.WriteJSON(w, http.StatusOK, map[string]any{"workarea": page.Workarea.ID, "grants": out, "more": page.More})
+	transport.WriteJSON(w, http.StatusOK, map[string]any{"grants": out, "permission_epoch": page.Epoch, "next_cursor": next})
 	return nil
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }

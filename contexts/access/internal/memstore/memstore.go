@@ -25,8 +25,9 @@ type keyRow struct {
 }
 
 type grantRow struct {
-	tenant string
-	grant  app.Grant
+	tenant                     string
+	grant                      app.Grant
+	createdEpoch, removedEpoch *int64
 }
 
 // Store implements app.Repository.
@@ -450,29 +451,47 @@ func (s *Store) WebCredentialsEndForKey(_ context.Context, tenant, keyID string,
 	return n, nil
 }
 
-// GrantsOn lists live grants bound to one workarea, oldest first.
-func (s *Store) GrantsOn(_ context.Context, tenant, workarea string, limit int) ([]app.ListedGrant, error) {
+// GrantStampEpoch records a grant's epoch of effect or removal.
+func (s *Store) GrantStampEpoch(_ context.Context, tenant, id string, epoch int64, removed bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.grants[id]
+	if !ok || r.tenant != tenant {
+		return nil
+	}
+	if removed {
+		r.removedEpoch = &epoch
+	} else {
+		r.createdEpoch = &epoch
+	}
+	return nil
+}
+
+// GrantsList lists grants by f, in id order.
+func (s *Store) GrantsList(_ context.Context, tenant string, f app.GrantFilter) ([]app.ListedGrant, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []app.ListedGrant
 	for _, r := range s.grants {
-		if r.tenant != tenant || r.grant.WorkareaID != workarea || r.grant.RemovedAt != nil {
+		g := r.grant
+		if r.tenant != tenant || (f.KeyID != "" && g.KeyID != f.KeyID) || (f.WorkareaID != "" && g.WorkareaID != f.WorkareaID) || g.ID <= f.AfterID {
 			continue
 		}
-		lg := app.ListedGrant{Grant: r.grant}
-		if k, ok := s.keys[r.grant.KeyID]; ok {
+		if f.AtEpoch < 0 && g.RemovedAt != nil {
+			continue
+		}
+		if f.AtEpoch >= 0 && (r.createdEpoch == nil || *r.createdEpoch > f.AtEpoch || (r.removedEpoch != nil && *r.removedEpoch <= f.AtEpoch)) {
+			continue
+		}
+		lg := app.ListedGrant{Grant: g, WorkareaPath: s.workareas[g.WorkareaID].Path, CreatedEpoch: r.createdEpoch, RemovedEpoch: r.removedEpoch}
+		if k, ok := s.keys[g.KeyID]; ok {
 			lg.Principal, lg.KeyRevoked = k.key.Principal.Name, k.key.RevokedAt != nil
 		}
 		out = append(out, lg)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
-			return out[i].CreatedAt.Before(out[j].CreatedAt)
-		}
-		return out[i].ID < out[j].ID
-	})
-	if len(out) > limit {
-		out = out[:limit]
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	if len(out) > f.Limit {
+		out = out[:f.Limit]
 	}
 	return out, nil
 }

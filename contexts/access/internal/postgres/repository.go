@@ -400,9 +400,16 @@ func (r *Repository) WebCredentialsEndForKey(ctx context.Context, tenant, keyID 
 	return n, translate(err)
 }
 
-// GrantsOn lists live grants bound to one workarea.
-func (r *Repository) GrantsOn(ctx context.Context, tenant, workarea string, limit int) ([]app.ListedGrant, error) {
-	rows, err := r.q.GrantsOnWorkarea(ctx, r.conn(ctx), dbsqlc.GrantsOnWorkareaParams{TenantID: tenant, WorkareaID: workarea, Limit: int32(limit)})
+// GrantStampEpoch records a grant's epoch of effect or removal.
+func (r *Repository) GrantStampEpoch(ctx context.Context, tenant, id string, epoch int64, removed bool) error {
+	return translate(r.q.GrantStampEpoch(ctx, r.conn(ctx), dbsqlc.GrantStampEpochParams{TenantID: tenant, ID: id, Epoch: epoch, Removed: removed}))
+}
+
+// GrantsList lists grants by f.
+func (r *Repository) GrantsList(ctx context.Context, tenant string, f app.GrantFilter) ([]app.ListedGrant, error) {
+	rows, err := r.q.GrantsList(ctx, r.conn(ctx), dbsqlc.GrantsListParams{
+		TenantID: tenant, KeyID: f.KeyID, WorkareaID: f.WorkareaID, AtEpoch: f.AtEpoch, AfterID: f.AfterID, MaxRows: int32(f.Limit),
+	})
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -410,8 +417,10 @@ func (r *Repository) GrantsOn(ctx context.Context, tenant, workarea string, limi
 	for i, row := range rows {
 		scope, _ := domain.ParseScope(row.Scope)
 		out[i] = app.ListedGrant{
-			Grant:     app.Grant{ID: row.ID, KeyID: row.KeyID, WorkareaID: workarea, Scope: scope, Effect: domain.Effect(row.Effect), CreatedAt: row.CreatedAt},
-			Principal: row.Principal, KeyRevoked: row.RevokedAt != nil,
+			Grant: app.Grant{ID: row.ID, KeyID: row.KeyID, WorkareaID: row.WorkareaID, Scope: scope, Effect: domain.Effect(row.Effect),
+				CreatedAt: row.CreatedAt, RemovedAt: row.RemovedAt},
+			Principal: row.Principal, WorkareaPath: row.WorkareaPath, KeyRevoked: row.RevokedAt != nil,
+			CreatedEpoch: row.CreatedEpoch, RemovedEpoch: row.RemovedEpoch,
 		}
 	}
 	return out, nil

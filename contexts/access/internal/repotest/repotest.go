@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,35 +90,58 @@ func randomBytes(t *testing.T, n int) []byte {
 func grantsOn(t *testing.T, r app.Repository) {
 	ctx := context.Background()
 	f := seed(t, r)
+	var made []string
 	for i, scope := range []domain.Scope{domain.ScopeReader, domain.ScopeWriter} {
 		g := app.Grant{ID: ids.New(ids.Grant), KeyID: f.key.ID, WorkareaID: f.child.ID, Scope: scope, Effect: domain.Allow, CreatedAt: now.Add(time.Duration(i) * time.Second)}
-		_, _, err := r.GrantCreate(ctx, f.tenant, g, f.key.ID)
+		id, _, err := r.GrantCreate(ctx, f.tenant, g, f.key.ID)
 		must(t, err)
+		must(t, r.GrantStampEpoch(ctx, f.tenant, id, int64(i+1), false))
+		made = append(made, id)
 	}
-	got, err := r.GrantsOn(ctx, f.tenant, f.child.ID, 10)
-	must(t, err)
-	if len(got) != 2 || got[0].Scope != domain.ScopeReader || got[0].Principal != "alice" || got[1].Scope != domain.ScopeWriter {
+	list := func(tenant string, fl app.GrantFilter) []app.ListedGrant {
+		t.Helper()
+		if fl.Limit == 0 {
+			fl.Limit = 10
+		}
+		got, err := r.GrantsList(ctx, tenant, fl)
+		must(t, err)
+		return got
+	}
+	// Ids order the listing (two minted in one millisecond may sort either
+	// way round, so the expectations sort them too).
+	sorted := slices.Sorted(slices.Values(made))
+	got := list(f.tenant, app.GrantFilter{WorkareaID: f.child.ID, AtEpoch: -1})
+	if len(got) != 2 || got[0].ID != sorted[0] || got[1].ID != sorted[1] || got[0].Principal != "alice" || got[0].WorkareaPath != f.child.Path {
 		t.Fatalf("grants on child: %+v", got)
 	}
-	if got, _ := r.GrantsOn(ctx, f.tenant, f.child.ID, 1); len(got) != 1 {
-		t.Fatalf("limit 1: %d", len(got))
+	for _, g := range got {
+		if want := int64(slices.Index(made, g.ID) + 1); g.CreatedEpoch == nil || *g.CreatedEpoch != want {
+			t.Fatalf("grant %s created at epoch %v, want %d", g.ID, g.CreatedEpoch, want)
+		}
 	}
-	if got, _ := r.GrantsOn(ctx, f.other, f.child.ID, 10); len(got) != 0 {
+	if got := list(f.tenant, app.GrantFilter{KeyID: f.key.ID, AtEpoch: -1, Limit: 1}); len(got) != 1 || got[0].ID != sorted[0] {
+		t.Fatalf("limit 1: %+v", got)
+	}
+	if got := list(f.tenant, app.GrantFilter{KeyID: f.key.ID, AtEpoch: -1, AfterID: sorted[0]}); len(got) != 1 || got[0].ID != sorted[1] {
+		t.Fatalf("after the first: %+v", got)
+	}
+	if got := list(f.other, app.GrantFilter{WorkareaID: f.child.ID, AtEpoch: -1}); len(got) != 0 {
 		t.Fatalf("another tenant's: %d", len(got))
 	}
-	if removed, err := r.GrantRemove(ctx, f.tenant, got0(t, r, f).ID, f.key.ID, now); err != nil || !removed {
+	// Removed at epoch 3: live now without it; in force at 1 (one), 2
+	// (both), 3 (one), 0 (none).
+	if removed, err := r.GrantRemove(ctx, f.tenant, made[0], f.key.ID, now); err != nil || !removed {
 		t.Fatalf("remove: %v %v", removed, err)
 	}
-	if got, _ := r.GrantsOn(ctx, f.tenant, f.child.ID, 10); len(got) != 1 {
-		t.Fatalf("after a removal: %d", len(got))
+	must(t, r.GrantStampEpoch(ctx, f.tenant, made[0], 3, true))
+	if got := list(f.tenant, app.GrantFilter{KeyID: f.key.ID, AtEpoch: -1}); len(got) != 1 || got[0].ID != made[1] {
+		t.Fatalf("live after a removal: %+v", got)
 	}
-}
-
-func got0(t *testing.T, r app.Repository, f fixture) app.ListedGrant {
-	t.Helper()
-	got, err := r.GrantsOn(context.Background(), f.tenant, f.child.ID, 10)
-	must(t, err)
-	return got[0]
+	for epoch, want := range map[int64]int{0: 0, 1: 1, 2: 2, 3: 1} {
+		if got := list(f.tenant, app.GrantFilter{KeyID: f.key.ID, AtEpoch: epoch}); len(got) != want {
+			t.Fatalf("at epoch %d: %d grants, want %d", epoch, len(got), want)
+		}
+	}
 }
 
 var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)

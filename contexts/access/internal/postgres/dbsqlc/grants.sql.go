@@ -191,49 +191,101 @@ func (q *Queries) GrantRemove(ctx context.Context, db DBTX, arg GrantRemoveParam
 	return result.RowsAffected(), nil
 }
 
-const grantsOnWorkarea = `-- name: GrantsOnWorkarea :many
-SELECT g.id, g.key_id, g.scope, g.effect, g.created_at, p.name AS principal, k.revoked_at
+const grantStampEpoch = `-- name: GrantStampEpoch :exec
+UPDATE access.grants
+SET created_epoch = CASE WHEN $1::boolean THEN created_epoch ELSE $2::bigint END,
+    removed_epoch = CASE WHEN $1::boolean THEN $2::bigint ELSE removed_epoch END
+WHERE tenant_id = $3 AND id = $4
+`
+
+type GrantStampEpochParams struct {
+	Removed  bool
+	Epoch    int64
+	TenantID string
+	ID       string
+}
+
+// The epoch a grant took effect at, or (removed) lost it at.
+func (q *Queries) GrantStampEpoch(ctx context.Context, db DBTX, arg GrantStampEpochParams) error {
+	_, err := db.Exec(ctx, grantStampEpoch,
+		arg.Removed,
+		arg.Epoch,
+		arg.TenantID,
+		arg.ID,
+	)
+	return err
+}
+
+const grantsList = `-- name: GrantsList :many
+SELECT g.id, g.key_id, g.workarea_id, w.path AS workarea_path, g.scope, g.effect, g.created_at, g.removed_at,
+       g.created_epoch, g.removed_epoch, p.name AS principal, k.revoked_at
 FROM access.grants g
 JOIN access.keys k ON k.tenant_id = g.tenant_id AND k.id = g.key_id
 JOIN access.principals p ON p.tenant_id = k.tenant_id AND p.id = k.principal_id
-WHERE g.tenant_id = $1 AND g.workarea_id = $2 AND g.removed_at IS NULL
-ORDER BY g.created_at, g.id
-LIMIT $3
+JOIN access.workareas w ON w.tenant_id = g.tenant_id AND w.id = g.workarea_id
+WHERE g.tenant_id = $1
+  AND ($2::text = '' OR g.key_id = $2::text)
+  AND ($3::text = '' OR g.workarea_id = $3::text)
+  AND CASE WHEN $4::bigint < 0 THEN g.removed_at IS NULL
+           ELSE g.created_epoch <= $4::bigint AND (g.removed_epoch IS NULL OR g.removed_epoch > $4::bigint) END
+  AND g.id > $5::text
+ORDER BY g.id
+LIMIT $6
 `
 
-type GrantsOnWorkareaParams struct {
+type GrantsListParams struct {
 	TenantID   string
+	KeyID      string
 	WorkareaID string
-	Limit      int32
+	AtEpoch    int64
+	AfterID    string
+	MaxRows    int32
 }
 
-type GrantsOnWorkareaRow struct {
-	ID        string
-	KeyID     string
-	Scope     string
-	Effect    string
-	CreatedAt time.Time
-	Principal string
-	RevokedAt *time.Time
+type GrantsListRow struct {
+	ID           string
+	KeyID        string
+	WorkareaID   string
+	WorkareaPath string
+	Scope        string
+	Effect       string
+	CreatedAt    time.Time
+	RemovedAt    *time.Time
+	CreatedEpoch *int64
+	RemovedEpoch *int64
+	Principal    string
+	RevokedAt    *time.Time
 }
 
-// Live grants bound to one workarea, with their keys' principals, oldest
-// first; limit+1 rows tell the caller more exist.
-func (q *Queries) GrantsOnWorkarea(ctx context.Context, db DBTX, arg GrantsOnWorkareaParams) ([]GrantsOnWorkareaRow, error) {
-	rows, err := db.Query(ctx, grantsOnWorkarea, arg.TenantID, arg.WorkareaID, arg.Limit)
+// Grants of one key or on one workarea (” for either: any), live now
+// (at_epoch < 0) or in force at at_epoch, after a grant id, in id order.
+func (q *Queries) GrantsList(ctx context.Context, db DBTX, arg GrantsListParams) ([]GrantsListRow, error) {
+	rows, err := db.Query(ctx, grantsList,
+		arg.TenantID,
+		arg.KeyID,
+		arg.WorkareaID,
+		arg.AtEpoch,
+		arg.AfterID,
+		arg.MaxRows,
+	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []GrantsOnWorkareaRow
+	var items []GrantsListRow
 	for rows.Next() {
-		var i GrantsOnWorkareaRow
+		var i GrantsListRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.KeyID,
+			&i.WorkareaID,
+			&i.WorkareaPath,
 			&i.Scope,
 			&i.Effect,
 			&i.CreatedAt,
+			&i.RemovedAt,
+			&i.CreatedEpoch,
+			&i.RemovedEpoch,
 			&i.Principal,
 			&i.RevokedAt,
 		); err != nil {

@@ -22,16 +22,18 @@ type AccessBan struct {
 }
 
 type AccessGrant struct {
-	TenantID   string
-	ID         string
-	KeyID      string
-	WorkareaID string
-	Scope      string
-	Effect     string
-	CreatedBy  *string
-	CreatedAt  time.Time
-	RemovedBy  *string
-	RemovedAt  *time.Time
+	TenantID     string
+	ID           string
+	KeyID        string
+	WorkareaID   string
+	Scope        string
+	Effect       string
+	CreatedBy    *string
+	CreatedAt    time.Time
+	RemovedBy    *string
+	RemovedAt    *time.Time
+	CreatedEpoch *int64
+	RemovedEpoch *int64
 }
 
 type AccessKey struct {
