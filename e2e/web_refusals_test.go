@@ -509,3 +509,91 @@ func TestGrantListings(t *testing.T) {
 		}
 	}
 }
+
+// GET /v1/workareas lists the tree a key reads — parents before children,
+// deny grants carving subtrees out, paged — and nothing of another
+// tenant's.
+func TestWorkareaListing(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	s.createWorkarea(t, "universe.procurement.metals-crew", "q1")
+	s.createWorkarea(t, "universe.procurement", "secret")
+	s.createWorkarea(t, "universe", "legal")
+	s.grant(t, tm.reader.KeyID, "universe.procurement.secret", "reader", "deny")
+	type listed struct {
+		Workareas []struct {
+			ID     string  `json:"id"`
+			Path   string  `json:"path"`
+			Parent *string `json:"parent"`
+			Status string  `json:"status"`
+		} `json:"workareas"`
+		NextCursor *string `json:"next_cursor"`
+	}
+	paths := func(key string, limit int) []string {
+		t.Helper()
+		var out []string
+		cursor := ""
+		for range 20 {
+			q := fmt.Sprintf("/v1/workareas?limit=%d", limit)
+			if cursor != "" {
+				q += "&cursor=" + cursor
+			}
+			got := decode[listed](t, s.do(t, "GET", q, key, nil), 200)
+			for _, w := range got.Workareas {
+				out = append(out, w.Path)
+			}
+			if got.NextCursor == nil {
+				return out
+			}
+			cursor = *got.NextCursor
+		}
+		t.Fatal("paging does not end")
+		return nil
+	}
+	all := paths(s.AdminKey, 500)
+	if len(all) != 6 || all[0] != "universe" {
+		t.Fatalf("the admin's tree: %v", all)
+	}
+	index := map[string]int{}
+	for i, p := range all {
+		index[p] = i
+	}
+	for _, p := range all[1:] {
+		if parent := p[:strings.LastIndex(p, ".")]; index[parent] >= index[p] {
+			t.Fatalf("%s listed before its parent: %v", p, all)
+		}
+	}
+	if paged := paths(s.AdminKey, 2); !slices.Equal(paged, all) {
+		t.Fatalf("pages of 2: %v, want %v", paged, all)
+	}
+	want := []string{"universe.procurement", "universe.procurement.metals-crew", "universe.procurement.metals-crew.q1"}
+	if got := paths(tm.reader.Token, 1); !slices.Equal(got, want) {
+		t.Fatalf("the reader's tree (secret denied): %v, want %v", got, want)
+	}
+	if out := s.mustOML(t, tm.reader.Token, "workarea", "list"); !strings.Contains(out, "universe.procurement.metals-crew.q1") || strings.Contains(out, "secret") {
+		t.Fatalf("oml workarea list: %s", out)
+	}
+	other := s.bootstrapTenant(t, "initech")
+	if got := paths(other, 100); !slices.Equal(got, []string{"universe"}) {
+		t.Fatalf("another tenant's tree: %v", got)
+	}
+	for name, c := range map[string]struct {
+		query  string
+		status int
+		code   string
+	}{
+		"a forged cursor":         {"cursor=nope", 400, "request.validation"},
+		"another tenant's cursor": {"cursor=" + tm.crew.ID + "x", 400, "request.validation"},
+		"a huge page":             {"limit=501", 422, "limit.ceiling"},
+		"unknown param":           {"depth=2", 400, "request.validation"},
+	} {
+		if r := s.do(t, "GET", "/v1/workareas?"+c.query, other, nil); r.Status != c.status || r.code() != c.code {
+			t.Errorf("%s: %d %s", name, r.Status, r.Body)
+		}
+	}
+	// A cursor from another tenant lists nothing there.
+	if got := decode[listed](t, s.do(t, "GET", "/v1/workareas?cursor="+tm.crew.ID, other, nil), 200); len(got.Workareas) != 0 {
+		t.Fatalf("another tenant's cursor listed %+v", got)
+	}
+}

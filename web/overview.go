@@ -3,9 +3,8 @@ package web
 import (
 	"net/http"
 	"net/url"
-	"slices"
-	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -36,11 +35,21 @@ type overviewPage struct {
 // maxTreeNodes bounds the overview's walk of the tree.
 const maxTreeNodes = 200
 
-// overview is GET /overview: the workarea tree the key can read, with
-// status and what waits for review there.
+// listedWorkareas is GET /v1/workareas's answer.
+type listedWorkareas struct {
+	Workareas []struct {
+		ID     string `json:"id"`
+		Path   string `json:"path"`
+		Status string `json:"status"`
+	} `json:"workareas"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+// overview is GET /overview: the workarea tree the key reads (GET
+// /v1/workareas), with status and what waits for its review there.
 func (p *Pages) overview(w http.ResponseWriter, r *http.Request) {
-	var who whoamiOut
-	if _, err := p.call(r, http.MethodGet, "/v1/whoami", nil, &who); err != nil {
+	var tree listedWorkareas
+	if _, err := p.call(r, http.MethodGet, "/v1/workareas?limit="+strconv.Itoa(maxTreeNodes), nil, &tree); err != nil {
 		p.refuse(w, r, err)
 		return
 	}
@@ -50,61 +59,20 @@ func (p *Pages) overview(w http.ResponseWriter, r *http.Request) {
 	for _, row := range q.Workareas {
 		counts[row.Workarea] = row
 	}
-	data := overviewPage{Reviewer: qerr == nil}
-	// Start at the root; a key that cannot read it starts at the
-	// topmost readable ancestors of the workareas it reviews.
-	starts := []string{who.Root}
-	var rootView workareaOut
-	if _, err := p.call(r, http.MethodGet, "/v1/workareas/"+url.PathEscape(who.Root), nil, &rootView); err != nil {
-		starts = starts[:0]
-		for _, row := range q.Workareas {
-			if top := p.topmost(r, row.Workarea); !slices.Contains(starts, top) {
-				starts = append(starts, top)
-			}
+	data := overviewPage{Reviewer: qerr == nil, Truncated: tree.NextCursor != nil}
+	top := -1
+	for _, wa := range tree.Workareas {
+		d := strings.Count(wa.Path, ".")
+		if top < 0 || d < top {
+			top = d
 		}
 	}
-	seen := map[string]bool{}
-	var walk func(id string, depth int)
-	walk = func(id string, depth int) {
-		if seen[id] || len(data.Nodes) >= maxTreeNodes {
-			data.Truncated = data.Truncated || len(data.Nodes) >= maxTreeNodes
-			return
-		}
-		seen[id] = true
-		var wa workareaOut
-		if _, err := p.call(r, http.MethodGet, "/v1/workareas/"+url.PathEscape(id), nil, &wa); err != nil {
-			return
-		}
+	for _, wa := range tree.Workareas {
 		c := counts[wa.ID]
-		data.Nodes = append(data.Nodes, node{ID: wa.ID, Path: wa.Path, Leaf: leaf(wa.Path), Status: wa.Status, Depth: depth,
-			Claims: c.Claims, Edges: c.Edges, Known: slices.Contains(wa.Verbs, "review")})
-		children := wa.Children
-		sort.Slice(children, func(i, j int) bool { return children[i].PathLeaf < children[j].PathLeaf })
-		for _, ch := range children {
-			walk(ch.ID, depth+1)
-		}
-	}
-	for _, s := range starts {
-		walk(s, 0)
+		data.Nodes = append(data.Nodes, node{ID: wa.ID, Path: wa.Path, Leaf: leaf(wa.Path), Status: wa.Status,
+			Depth: strings.Count(wa.Path, ".") - top, Claims: c.Claims, Edges: c.Edges, Known: data.Reviewer})
 	}
 	p.render(w, r, http.StatusOK, "overview", "Overview", "overview", data)
-}
-
-// topmost climbs from a workarea to its highest ancestor this key reads
-// (at most 32 levels).
-func (p *Pages) topmost(r *http.Request, id string) string {
-	for range 32 {
-		var wa workareaOut
-		if _, err := p.call(r, http.MethodGet, "/v1/workareas/"+url.PathEscape(id), nil, &wa); err != nil || wa.Parent == "" {
-			return id
-		}
-		var parent workareaOut
-		if _, err := p.call(r, http.MethodGet, "/v1/workareas/"+url.PathEscape(wa.Parent), nil, &parent); err != nil {
-			return id
-		}
-		id = parent.ID
-	}
-	return id
 }
 
 func leaf(path string) string {

@@ -38,6 +38,8 @@ commands:
   workarea create --parent ID|PATH --name NAME [--status S] [crew flags] [--idempotency-key K]
                                     create a child workarea (admin)
   workarea show ID|PATH             show a workarea, its children and your effective verbs
+  workarea list [--cursor C] [--limit N]
+                                    the workareas you read, parents before children, paged
   workarea set ID|PATH [--status S] [crew flags | --clear-crew]
                                     change a workarea's status or crew (admin)
       S is development|committed|validated; crew flags are

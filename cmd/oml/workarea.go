@@ -57,7 +57,7 @@ func (f *crewFlags) value() *crew {
 	return &crew{Name: f.name, CharterURI: f.charter, ExternalManager: f.manager}
 }
 
-const workareaVerbs = "create, show or set"
+const workareaVerbs = "create, show, set or list"
 
 func (c *cli) workarea(ctx context.Context, args []string) error {
 	verb, args, err := c.subcommand("workarea", args, workareaVerbs)
@@ -71,6 +71,8 @@ func (c *cli) workarea(ctx context.Context, args []string) error {
 		return c.workareaShow(ctx, args)
 	case "set":
 		return c.workareaSet(ctx, args)
+	case "list":
+		return c.workareaList(ctx, args)
 	}
 	return c.unknownSubcommand("workarea", verb, workareaVerbs)
 }
@@ -197,4 +199,46 @@ func replayNote(replay *bool) string {
 		return " (idempotent replay: nothing new was written)"
 	}
 	return ""
+}
+
+// workareaList runs `oml workarea list [--cursor C] [--limit N]`: the tree
+// the key reads, parents before children, a page at a time.
+func (c *cli) workareaList(ctx context.Context, args []string) error {
+	fs := c.flags("workarea list", "[--cursor C] [--limit N]")
+	cursor := fs.String("cursor", "", "the next_cursor of the previous page")
+	limit := fs.Int("limit", 0, "workareas per page, 1–500 (default 100)")
+	if _, err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	q := url.Values{}
+	if *cursor != "" {
+		q.Set("cursor", *cursor)
+	}
+	if *limit > 0 {
+		q.Set("limit", fmt.Sprint(*limit))
+	}
+	_, err := exchange(ctx, c, request{method: http.MethodGet, path: "/v1/workareas?" + q.Encode()},
+		func(w io.Writer, page struct {
+			Workareas []struct {
+				ID     string `json:"id"`
+				Path   string `json:"path"`
+				Status string `json:"status"`
+			} `json:"workareas"`
+			NextCursor *string `json:"next_cursor"`
+		}) error {
+			tw := table(w)
+			fmt.Fprintln(tw, "PATH\tSTATUS\tID")
+			for _, wa := range page.Workareas {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", wa.Path, wa.Status, wa.ID)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if page.NextCursor != nil {
+				_, err := fmt.Fprintf(w, "(more: --cursor %s)\n", *page.NextCursor)
+				return err
+			}
+			return nil
+		})
+	return err
 }

@@ -30,3 +30,15 @@ WHERE tenant_id = $1 AND id = $2;
 
 -- name: WorkareaPaths :many
 SELECT id, path FROM access.workareas WHERE tenant_id = $1 AND id = ANY(@ids::text[]);
+
+-- name: WorkareasReadable :many
+-- The workareas inside the allowed subtrees and outside the denied ones,
+-- in tree order (id path: a parent before its children), after the
+-- workarea after_id.
+SELECT w.* FROM access.workareas w
+WHERE w.tenant_id = @tenant_id
+  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> w.id_path
+  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> w.id_path)
+  AND (@after_id::text = '' OR w.id_path > (SELECT a.id_path FROM access.workareas a WHERE a.tenant_id = @tenant_id AND a.id = @after_id::text))
+ORDER BY w.id_path
+LIMIT @max_rows;

@@ -115,6 +115,10 @@ type Repository interface {
 	WorkareasGet(ctx context.Context, tenant string, ids []string) ([]domain.Workarea, error)
 	WorkareaByPath(ctx context.Context, tenant, path string) (domain.Workarea, error)
 	WorkareaChildren(ctx context.Context, tenant, id string) ([]domain.Workarea, error)
+	// WorkareasReadable lists up to limit workareas inside the allow
+	// subtrees (id paths) and outside the deny ones, parents before
+	// children, after the workarea afterID ("" from the start).
+	WorkareasReadable(ctx context.Context, tenant string, allow, deny []string, afterID string, limit int) ([]domain.Workarea, error)
 	// WorkareaUpdate loads the row for update, applies fn and stores it.
 	WorkareaUpdate(ctx context.Context, tenant, id string, fn func(*domain.Workarea) error) (domain.Workarea, error)
 

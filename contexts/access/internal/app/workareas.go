@@ -7,6 +7,7 @@ import (
 
 	"github.com/omlhub/oml/contexts/access/internal/domain"
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/ids"
 	"github.com/omlhub/oml/platform/journal"
 )
 
@@ -214,4 +215,55 @@ func crewPayload(c *domain.Crew) map[string]string {
 		return nil
 	}
 	return map[string]string{"name": c.Name, "charter_uri": c.CharterURI, "external_manager": c.ExternalManager}
+}
+
+// The bounds of a workarea listing.
+const (
+	DefaultWorkareaPage = 100
+	MaxWorkareaPage     = 500
+)
+
+// WorkareasPage is one page of the tree a key reads; NextCursor continues
+// it ("" at the end).
+type WorkareasPage struct {
+	Workareas  []domain.Workarea
+	NextCursor string
+}
+
+// ListWorkareas lists the workareas the caller reads, parents before
+// children, a page at a time: every node inside a subtree it holds reader
+// on and outside every subtree denied to it (D7).
+func (s *Service) ListWorkareas(ctx context.Context, cursor string, limit int) (WorkareasPage, error) {
+	switch {
+	case limit == 0:
+		limit = DefaultWorkareaPage
+	case limit < 0 || limit > MaxWorkareaPage:
+		return WorkareasPage{}, errs.New(errs.LimitCeiling, "a workarea listing is bounded: limit 1–500", "limit %d is outside 1–%d", limit, MaxWorkareaPage)
+	}
+	if cursor != "" && !ids.Has(ids.Workarea, cursor) {
+		return WorkareasPage{}, errs.Invalid("cursor: not one this listing gave (want a next_cursor)")
+	}
+	c, err := caller(ctx)
+	if err != nil {
+		return WorkareasPage{}, err
+	}
+	allow, deny, err := s.Subtrees(ctx, domain.ScopeReader)
+	if err != nil {
+		return WorkareasPage{}, err
+	}
+	if len(allow) == 0 {
+		return WorkareasPage{Workareas: []domain.Workarea{}}, nil
+	}
+	ws, err := s.repo.WorkareasReadable(ctx, c.TenantID, allow, deny, cursor, limit+1)
+	if err != nil {
+		return WorkareasPage{}, fmt.Errorf("list workareas: %w", err)
+	}
+	page := WorkareasPage{Workareas: ws}
+	if len(ws) > limit {
+		page.Workareas, page.NextCursor = ws[:limit], ws[limit-1].ID
+	}
+	if page.Workareas == nil {
+		page.Workareas = []domain.Workarea{}
+	}
+	return page, nil
 }

@@ -33,6 +33,7 @@ func New(svc *app.Service, idem idempotency.Doer, guideURL string) *Handlers {
 
 // Routes registers the routes on r (mounted at /v1).
 func (h *Handlers) Routes(r chi.Router) {
+	r.Get("/workareas", transport.Handler(h.listWorkareas))
 	r.Get("/workareas/{id}", transport.Handler(h.getWorkarea))
 	r.Post("/workareas", transport.Handler(h.createWorkarea))
 	r.Patch("/workareas/{id}", transport.Handler(h.patchWorkarea))
@@ -434,4 +435,53 @@ func utcPtr(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// listWorkareas is GET /v1/workareas?cursor=&limit=: the tree the key
+// reads, parents before children.
+func (h *Handlers) listWorkareas(w http.ResponseWriter, r *http.Request) error {
+	var cursor string
+	var limit int
+	for name, vals := range r.URL.Query() {
+		if len(vals) != 1 {
+			return errs.Invalid("GET /v1/workareas: %s given %d times", name, len(vals))
+		}
+		switch name {
+		case "cursor":
+			cursor = vals[0]
+		case "limit":
+			n, err := strconv.Atoi(vals[0])
+			if err != nil {
+				return errs.Invalid("limit: want an integer, got %q", vals[0])
+			}
+			limit = n
+		default:
+			return errs.Invalid("GET /v1/workareas: unknown parameter %q (want cursor, limit)", name)
+		}
+	}
+	page, err := h.svc.ListWorkareas(r.Context(), cursor, limit)
+	if err != nil {
+		return err
+	}
+	type node struct {
+		ID     string     `json:"id"`
+		Path   string     `json:"path"`
+		Parent *string    `json:"parent"`
+		Status string     `json:"status"`
+		Crew   *wire.Crew `json:"crew"`
+	}
+	out := make([]node, len(page.Workareas))
+	for i, wa := range page.Workareas {
+		out[i] = node{ID: wa.ID, Path: wa.Path, Status: string(wa.Status), Crew: wire.ToCrew(wa.Crew)}
+		if wa.ParentID != "" {
+			out[i].Parent = &wa.ParentID
+		}
+	}
+	var next *string
+	if page.NextCursor != "" {
+		next = &page.NextCursor
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	transport.WriteJSON(w, http.StatusOK, map[string]any{"workareas": out, "next_cursor": next})
+	return nil
 }

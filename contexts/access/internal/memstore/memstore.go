@@ -15,6 +15,7 @@ import (
 	"github.com/omlhub/oml/contexts/access/internal/domain"
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/ids"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 type keyRow struct {
@@ -511,4 +512,37 @@ func (s *Store) WebCredentialsPurge(_ context.Context, cutoff time.Time, limit i
 		}
 	}
 	return n, nil
+}
+
+// WorkareasReadable lists workareas inside allow and outside deny, in tree
+// order.
+func (s *Store) WorkareasReadable(_ context.Context, tenant string, allow, deny []string, afterID string, limit int) ([]domain.Workarea, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	within := scope.Subtrees{Allow: allow, Deny: deny}
+	after := ""
+	if afterID != "" {
+		w, ok := s.workareas[afterID]
+		if !ok || s.wTenant[afterID] != tenant {
+			return nil, nil
+		}
+		after = w.IDPath
+	}
+	var out []domain.Workarea
+	for id, w := range s.workareas {
+		if s.wTenant[id] == tenant && within.Contains(w.IDPath) && (after == "" || ltreeLess(after, w.IDPath)) {
+			out = append(out, w)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return ltreeLess(out[i].IDPath, out[j].IDPath) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// ltreeLess orders id paths as Postgres orders ltree: label by label, a
+// prefix first.
+func ltreeLess(a, b string) bool {
+	return slices.Compare(strings.Split(a, "."), strings.Split(b, ".")) < 0
 }

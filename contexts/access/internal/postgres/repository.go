@@ -431,3 +431,28 @@ func (r *Repository) WebCredentialsPurge(ctx context.Context, cutoff time.Time, 
 	n, err := r.q.WebCredentialsPurge(ctx, r.conn(ctx), dbsqlc.WebCredentialsPurgeParams{Cutoff: cutoff, MaxRows: int32(limit)})
 	return n, translate(err)
 }
+
+// WorkareasReadable lists workareas inside allow and outside deny, in tree
+// order.
+func (r *Repository) WorkareasReadable(ctx context.Context, tenant string, allow, deny []string, afterID string, limit int) ([]domain.Workarea, error) {
+	rows, err := r.q.WorkareasReadable(ctx, r.conn(ctx), dbsqlc.WorkareasReadableParams{
+		TenantID: tenant, Allow: orEmptyStrings(allow), Deny: orEmptyStrings(deny), AfterID: afterID, MaxRows: int32(limit),
+	})
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]domain.Workarea, len(rows))
+	for i, row := range rows {
+		if out[i], err = workareaFromRow(row); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func orEmptyStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

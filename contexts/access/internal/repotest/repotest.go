@@ -28,6 +28,7 @@ func Run(t *testing.T, newRepo func(t *testing.T) app.Repository) {
 	t.Run("bans", func(t *testing.T) { t.Parallel(); bans(t, newRepo(t)) })
 	t.Run("web credentials", func(t *testing.T) { t.Parallel(); webCredentials(t, newRepo(t)) })
 	t.Run("grants on a workarea", func(t *testing.T) { t.Parallel(); grantsOn(t, newRepo(t)) })
+	t.Run("readable workareas", func(t *testing.T) { t.Parallel(); readable(t, newRepo(t)) })
 }
 
 func webCredentials(t *testing.T, r app.Repository) {
@@ -403,5 +404,42 @@ func bans(t *testing.T, r app.Repository) {
 	}
 	if list, err := r.BanList(ctx, f.tenant); err != nil || len(list) != 1 || list[0].LiftedAt == nil || list[0].Principal.Name != "alice" {
 		t.Fatalf("BanList = %+v, %v", list, err)
+	}
+}
+
+func readable(t *testing.T, r app.Repository) {
+	ctx := context.Background()
+	f := seed(t, r)
+	list := func(tenant string, allow, deny []string, after string, limit int) []string {
+		t.Helper()
+		ws, err := r.WorkareasReadable(ctx, tenant, allow, deny, after, limit)
+		must(t, err)
+		var out []string
+		for _, w := range ws {
+			out = append(out, w.ID)
+		}
+		return out
+	}
+	root := []string{f.root.IDPath}
+	if got := list(f.tenant, root, nil, "", 10); !slices.Equal(got, []string{f.root.ID, f.child.ID}) {
+		t.Fatalf("under the root: %v", got)
+	}
+	if got := list(f.tenant, root, []string{f.child.IDPath}, "", 10); !slices.Equal(got, []string{f.root.ID}) {
+		t.Fatalf("child denied: %v", got)
+	}
+	if got := list(f.tenant, []string{f.child.IDPath}, nil, "", 10); !slices.Equal(got, []string{f.child.ID}) {
+		t.Fatalf("under the child: %v", got)
+	}
+	if got := list(f.tenant, root, nil, f.root.ID, 10); !slices.Equal(got, []string{f.child.ID}) {
+		t.Fatalf("after the root: %v", got)
+	}
+	if got := list(f.tenant, root, nil, "", 1); !slices.Equal(got, []string{f.root.ID}) {
+		t.Fatalf("limit 1: %v", got)
+	}
+	if got := list(f.other, root, nil, "", 10); len(got) != 0 {
+		t.Fatalf("another tenant's: %v", got)
+	}
+	if got := list(f.tenant, nil, nil, "", 10); len(got) != 0 {
+		t.Fatalf("no allow: %v", got)
 	}
 }

@@ -267,3 +267,61 @@ func (q *Queries) WorkareasByIDs(ctx context.Context, db DBTX, arg WorkareasByID
 	}
 	return items, nil
 }
+
+const workareasReadable = `-- name: WorkareasReadable :many
+SELECT w.tenant_id, w.id, w.parent_id, w.name, w.path, w.id_path, w.status, w.crew, w.created_at, w.updated_at FROM access.workareas w
+WHERE w.tenant_id = $1
+  AND CAST($2::text[] AS ltree[]) @> w.id_path
+  AND NOT (CAST($3::text[] AS ltree[]) @> w.id_path)
+  AND ($4::text = '' OR w.id_path > (SELECT a.id_path FROM access.workareas a WHERE a.tenant_id = $1 AND a.id = $4::text))
+ORDER BY w.id_path
+LIMIT $5
+`
+
+type WorkareasReadableParams struct {
+	TenantID string
+	Allow    []string
+	Deny     []string
+	AfterID  string
+	MaxRows  int32
+}
+
+// The workareas inside the allowed subtrees and outside the denied ones,
+// in tree order (id path: a parent before its children), after the
+// workarea after_id.
+func (q *Queries) WorkareasReadable(ctx context.Context, db DBTX, arg WorkareasReadableParams) ([]AccessWorkarea, error) {
+	rows, err := db.Query(ctx, workareasReadable,
+		arg.TenantID,
+		arg.Allow,
+		arg.Deny,
+		arg.AfterID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AccessWorkarea
+	for rows.Next() {
+		var i AccessWorkarea
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.ID,
+			&i.ParentID,
+			&i.Name,
+			&i.Path,
+			&i.IDPath,
+			&i.Status,
+			&i.Crew,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
