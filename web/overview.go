@@ -10,10 +10,6 @@ import (
 	"github.com/go-chi/chi/v5"
 )
 
-type whoamiOut struct {
-	Root string `json:"root_workarea"`
-}
-
 // node is one workarea row of the overview tree.
 type node struct {
 	ID     string
