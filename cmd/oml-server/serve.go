@@ -69,7 +69,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	swept := make(chan struct{})
 	go func() {
 		defer close(swept)
-		sweepExpired(sweepCtx, a, cfg.ExpirySweep, log)
+		sweepExpired(sweepCtx, a, cfg, log)
 	}()
 	defer func() {
 		stopSweep()
@@ -112,10 +112,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	return nil
 }
 
-// sweepExpired settles held items past their expiry every interval until
-// ctx ends. Every replica runs it; rows are claimed with SKIP LOCKED.
-func sweepExpired(ctx context.Context, a *app, every time.Duration, log *slog.Logger) {
-	t := time.NewTicker(every)
+// sweepExpired runs the housekeeping sweeps every interval until ctx
+// ends: held items past their expiry, inbox items past their deadline,
+// web sessions long ended, read-log rows and idempotency records past
+// their retention, attachment housekeeping. Every replica runs it; rows
+// are claimed with SKIP LOCKED or deleted in bounded batches.
+func sweepExpired(ctx context.Context, a *app, cfg config.Config, log *slog.Logger) {
+	t := time.NewTicker(cfg.ExpirySweep)
 	defer t.Stop()
 	for {
 		select {
@@ -123,65 +126,50 @@ func sweepExpired(ctx context.Context, a *app, every time.Duration, log *slog.Lo
 			return
 		case <-t.C:
 		}
-		for {
-			n, err := a.admission.SweepExpired(ctx, 500)
-			if err != nil {
-				if ctx.Err() == nil {
-					log.ErrorContext(ctx, "held expiry sweep failed", "error", err)
-				}
-				break
-			}
-			if n > 0 {
-				log.InfoContext(ctx, "held items expired", "count", n)
-			}
-			if n < 500 {
-				break
-			}
+		sweep(ctx, log, "held items expired", 500, func(n int) (int64, error) {
+			c, err := a.admission.SweepExpired(ctx, n)
+			return int64(c), err
+		})
+		sweep(ctx, log, "inbox items resolved at their deadline", 100, func(n int) (int64, error) {
+			c, err := a.inbox.SweepDue(ctx, n)
+			return int64(c), err
+		})
+		sweep(ctx, log, "old web sessions and sign-in codes deleted", 500, func(n int) (int64, error) {
+			return a.access.SweepWeb(ctx, n)
+		})
+		if keep := cfg.ReadLogRetention; keep > 0 {
+			sweep(ctx, log, "read-log rows past their retention deleted", 1000, func(n int) (int64, error) {
+				return a.retrieval.SweepReadLog(ctx, time.Now().Add(-keep), n)
+			})
 		}
-		for {
-			n, err := a.inbox.SweepDue(ctx, 100)
-			if err != nil {
-				if ctx.Err() == nil {
-					log.ErrorContext(ctx, "inbox deadline sweep failed", "error", err)
-				}
-				break
-			}
-			if n > 0 {
-				log.InfoContext(ctx, "inbox items resolved at their deadline", "count", n)
-			}
-			if n < 100 {
-				break
-			}
+		if keep := cfg.IdempotencyRetention; keep > 0 {
+			sweep(ctx, log, "idempotency records past their retention deleted", 1000, func(n int) (int64, error) {
+				return a.idempotency.Purge(ctx, time.Now().Add(-keep), n)
+			})
 		}
-		for {
-			n, err := a.access.SweepWeb(ctx, 500)
-			if err != nil {
-				if ctx.Err() == nil {
-					log.ErrorContext(ctx, "web credential sweep failed", "error", err)
-				}
-				break
+		sweep(ctx, log, "attachment housekeeping", 100, func(n int) (int64, error) {
+			c, err := a.attachments.Sweep(ctx, n)
+			return int64(c), err
+		})
+	}
+}
+
+// sweep runs one sweep in batches of batch until a batch comes back
+// short, logging what it did and any failure (the next tick retries).
+func sweep(ctx context.Context, log *slog.Logger, what string, batch int, run func(batch int) (int64, error)) {
+	for {
+		n, err := run(batch)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.ErrorContext(ctx, "sweep failed", "sweep", what, "error", err)
 			}
-			if n > 0 {
-				log.InfoContext(ctx, "old web sessions and sign-in codes deleted", "count", n)
-			}
-			if n < 500 {
-				break
-			}
+			return
 		}
-		for {
-			n, err := a.attachments.Sweep(ctx, 100)
-			if err != nil {
-				if ctx.Err() == nil {
-					log.ErrorContext(ctx, "attachment sweep failed", "error", err)
-				}
-				break
-			}
-			if n > 0 {
-				log.InfoContext(ctx, "attachment housekeeping", "count", n)
-			}
-			if n < 100 {
-				break
-			}
+		if n > 0 {
+			log.InfoContext(ctx, what, "count", n)
+		}
+		if n < int64(batch) {
+			return
 		}
 	}
 }

@@ -38,6 +38,7 @@ type app struct {
 	retrieval   *retrieval.Module
 	attachments *attachments.Module
 	inbox       *inbox.Module
+	idempotency *idempotency.Store
 	// listener wakes waits across replicas; serve runs it.
 	listener *pg.Listener
 	handler  http.Handler
@@ -117,7 +118,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		Pages:          pages,
 	}
 	modules := []transport.Module{acc, adm, lin, ret, att, inb, ses}
-	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, listener: listener,
+	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, idempotency: idem, listener: listener,
 		handler: transport.New(opts, modules...), surface: opts, modules: modules}, nil
 }
 
@@ -456,7 +457,12 @@ func (a retrievalAccess) Subtrees(ctx context.Context, s scope.Scope) (scope.Sub
 
 func (a retrievalAccess) Workarea(ctx context.Context, ref string) (retrieval.Workarea, error) {
 	w, err := a.m.Effective(ctx, ref)
-	return retrieval.Workarea{ID: w.ID, IDPath: w.IDPath, Reader: slices.Contains(w.Scopes, string(scope.Reader))}, err
+	return retrieval.Workarea{ID: w.ID, IDPath: w.IDPath, Reader: slices.Contains(w.Scopes, string(scope.Reader)),
+		Admin: slices.Contains(w.Scopes, string(scope.Admin))}, err
+}
+
+func (a retrievalAccess) AdministersTenant(ctx context.Context) error {
+	return a.m.AdministersTenant(ctx)
 }
 
 func (a retrievalAccess) Paths(ctx context.Context, ids []string) (map[string]string, error) {

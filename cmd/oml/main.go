@@ -93,6 +93,10 @@ commands:
   mcp                               serve MCP on stdin/stdout for stdio-only harnesses, forwarding
                                     every request to the server with the key
   admin journal verify              recompute the journal's hash chain; exit 1 if broken
+  admin read-log --key KEY_ID | --workarea ID|PATH [--cursor C] [--limit N]
+                                    who read what (recall, graph), newest first: a key's reads
+                                    (admin on universe) or the reads scoped to a workarea (admin
+                                    on it)
   admin upload-limit [BYTES]        show the tenant's attachment size ceiling, or set it (at
                                     most the deployment's; 0 falls back to the deployment's)
   version                           show this CLI's build and the server's

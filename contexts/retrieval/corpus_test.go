@@ -196,6 +196,8 @@ func (treeAccess) Paths(_ context.Context, ids []string) (map[string]string, err
 	return out, nil
 }
 
+func (treeAccess) AdministersTenant(context.Context) error { return nil }
+
 // benchCaller is the reader the recall benchmark and test recall as.
 func benchCaller(ctx context.Context) context.Context {
 	return auth.With(ctx, auth.Caller{TenantID: benchTen, KeyID: "key_bench", PrincipalID: "prn_bench", Principal: "bench", Role: "agent"})

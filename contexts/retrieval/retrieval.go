@@ -150,6 +150,11 @@ func (m *Module) Reindex(ctx context.Context, o ReindexOptions) (ReindexReport, 
 // LogRead records another context's read (the graph) in the read log.
 func (m *Module) LogRead(ctx context.Context, r ReadLog) error { return m.svc.LogRead(ctx, r) }
 
+// SweepReadLog deletes up to limit read-log rows older than cutoff.
+func (m *Module) SweepReadLog(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+	return m.svc.SweepReadLog(ctx, cutoff, limit)
+}
+
 // Recall runs one recall for the caller in ctx, as oml_recall does.
 func (m *Module) Recall(ctx context.Context, query, scope string, k int) (wire.RecallOut, error) {
 	res, err := m.svc.Recall(ctx, wire.RecallIn{Query: query, Scope: scope, K: k}.ToQuery())

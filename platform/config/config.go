@@ -33,11 +33,15 @@ type Config struct {
 	MaxTextBytes    int           // OML_MAX_TEXT_BYTES: bound on a claim's text
 	ServeTTL        time.Duration // OML_SERVE_TTL: how long a served item stays leased
 	WebSessionTTL   time.Duration // OML_WEB_SESSION_TTL: how long a browser's sign-in lasts
-	ClosureMax      int           // OML_REVIEW_CLOSURE_MAX: the largest lineage closure an independence check computes
-	ExpirySweep     time.Duration // OML_EXPIRY_INTERVAL: how often held items and upload sessions are swept
-	MaxUploadBytes  int64         // OML_MAX_UPLOAD_BYTES: the largest attachment (a tenant may set lower)
-	MaxOpenUploads  int           // OML_MAX_OPEN_UPLOADS: open upload sessions per key
-	UploadTTL       time.Duration // OML_UPLOAD_TTL: how long an upload session lives
+	// OML_READ_LOG_RETENTION, OML_IDEMPOTENCY_RETENTION: how long read-log
+	// rows and idempotency records are kept (0: forever).
+	ReadLogRetention     time.Duration
+	IdempotencyRetention time.Duration
+	ClosureMax           int           // OML_REVIEW_CLOSURE_MAX: the largest lineage closure an independence check computes
+	ExpirySweep          time.Duration // OML_EXPIRY_INTERVAL: how often held items and upload sessions are swept
+	MaxUploadBytes       int64         // OML_MAX_UPLOAD_BYTES: the largest attachment (a tenant may set lower)
+	MaxOpenUploads       int           // OML_MAX_OPEN_UPLOADS: open upload sessions per key
+	UploadTTL            time.Duration // OML_UPLOAD_TTL: how long an upload session lives
 	// EventsPerWorkarea is OML_EVENTS_PER_WORKAREA: the feed events agents
 	// may write in one workarea (signals, questions, answers).
 	EventsPerWorkarea int64
@@ -122,6 +126,8 @@ func Load(getenv func(string) string) (Config, error) {
 	c.ShutdownTimeout = durationOr(getenv, "OML_SHUTDOWN_TIMEOUT", 15*time.Second, bad)
 	c.ServeTTL = durationOr(getenv, "OML_SERVE_TTL", 15*time.Minute, bad)
 	c.WebSessionTTL = durationOr(getenv, "OML_WEB_SESSION_TTL", 12*time.Hour, bad)
+	c.ReadLogRetention = retentionOr(getenv, "OML_READ_LOG_RETENTION", 365*24*time.Hour, bad)
+	c.IdempotencyRetention = retentionOr(getenv, "OML_IDEMPOTENCY_RETENTION", 30*24*time.Hour, bad)
 	c.ClosureMax = intOr(getenv, "OML_REVIEW_CLOSURE_MAX", DefaultClosureMax, bad)
 	if c.ClosureMax < 1 || c.ClosureMax > MaxClosureMax {
 		bad("OML_REVIEW_CLOSURE_MAX", "must be between 1 and %d, got %d", MaxClosureMax, c.ClosureMax)
@@ -203,6 +209,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_text_bytes", c.MaxTextBytes),
 		slog.Duration("serve_ttl", c.ServeTTL),
 		slog.Duration("web_session_ttl", c.WebSessionTTL),
+		slog.Duration("read_log_retention", c.ReadLogRetention),
+		slog.Duration("idempotency_retention", c.IdempotencyRetention),
 		slog.Int("review_closure_max", c.ClosureMax),
 		slog.Int64("max_upload_bytes", c.MaxUploadBytes),
 		slog.Int("max_open_uploads", c.MaxOpenUploads),
@@ -266,6 +274,24 @@ func durationOr(getenv func(string) string, name string, def time.Duration, bad 
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
 		bad(name, "want a positive duration such as 15s, got %q", v)
+		return def
+	}
+	return d
+}
+
+// retentionOr reads a retention: a positive duration, or 0 to keep
+// forever.
+func retentionOr(getenv func(string) string, name string, def time.Duration, bad func(string, string, ...any)) time.Duration {
+	v := getenv(name)
+	if v == "0" {
+		return 0
+	}
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		bad(name, "want a duration such as 720h, or 0 to keep forever, got %q", v)
 		return def
 	}
 	return d

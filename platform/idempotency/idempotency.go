@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 	"unicode/utf8"
 
 	"github.com/omlhub/oml/platform/canonjson"
@@ -184,4 +185,10 @@ func withReplayFlag(body []byte) []byte {
 // fake it.
 type Doer interface {
 	Do(ctx context.Context, scope Scope, req any, write func(ctx context.Context) (any, error)) (Result, error)
+}
+
+// Purge deletes up to limit completed records created before cutoff: a
+// retry after that is a new request.
+func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+	return s.q.IdempotencyPurge(ctx, s.db.Conn(ctx), dbsqlc.IdempotencyPurgeParams{Cutoff: cutoff, MaxRows: int32(limit)})
 }

@@ -7,6 +7,7 @@ package dbsqlc
 
 import (
 	"context"
+	"time"
 )
 
 const idempotencyClaim = `-- name: IdempotencyClaim :execrows
@@ -99,4 +100,29 @@ func (q *Queries) IdempotencyGet(ctx context.Context, db DBTX, arg IdempotencyGe
 	var i IdempotencyGetRow
 	err := row.Scan(&i.RequestHash, &i.Response)
 	return i, err
+}
+
+const idempotencyPurge = `-- name: IdempotencyPurge :execrows
+DELETE FROM platform.idempotency_records
+WHERE (tenant_id, key_id, workarea, operation, idempotency_key) IN (
+    SELECT r.tenant_id, r.key_id, r.workarea, r.operation, r.idempotency_key
+    FROM platform.idempotency_records r
+    WHERE r.created_at < $1 AND r.response IS NOT NULL
+    LIMIT $2
+)
+`
+
+type IdempotencyPurgeParams struct {
+	Cutoff  time.Time
+	MaxRows int32
+}
+
+// Completed records older than the cutoff, a batch at a time (a record
+// still claimed inside its transaction has no response and is left).
+func (q *Queries) IdempotencyPurge(ctx context.Context, db DBTX, arg IdempotencyPurgeParams) (int64, error) {
+	result, err := db.Exec(ctx, idempotencyPurge, arg.Cutoff, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

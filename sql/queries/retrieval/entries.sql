@@ -119,6 +119,23 @@ FROM retrieval.entries WHERE tenant_id = $1 AND artifact_id = ANY(@ids::text[]);
 INSERT INTO retrieval.read_log (tenant_id, key_id, workarea_id, query_sha256, returned, at, operation)
 VALUES ($1, $2, $3, $4, $5, $6, $7);
 
+-- name: ReadLogList :many
+-- One tenant's read log by key and/or workarea ('' for any), newest
+-- first, below the row before_id (0: from the newest).
+SELECT id, key_id, workarea_id, operation, query_sha256, returned, at
+FROM retrieval.read_log
+WHERE tenant_id = @tenant_id
+  AND (@key_id::text = '' OR key_id = @key_id::text)
+  AND (@workarea_id::text = '' OR workarea_id = @workarea_id::text)
+  AND (@before_id::bigint = 0 OR id < @before_id::bigint)
+ORDER BY id DESC
+LIMIT @max_rows;
+
+-- name: ReadLogPurge :execrows
+-- Read-log rows older than the cutoff, a batch at a time.
+DELETE FROM retrieval.read_log
+WHERE (tenant_id, id) IN (SELECT r.tenant_id, r.id FROM retrieval.read_log r WHERE r.at < @cutoff LIMIT @max_rows);
+
 -- name: CorpusTenants :many
 -- Tenants with a serving tier, for reindexing them all.
 SELECT tenant_id FROM retrieval.corpus ORDER BY tenant_id;

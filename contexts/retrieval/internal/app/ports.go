@@ -22,6 +22,7 @@ type Workarea struct {
 	ID     string
 	IDPath string
 	Reader bool
+	Admin  bool
 }
 
 // Subtrees are where the caller holds one scope (the shared access
@@ -34,6 +35,8 @@ type Access interface {
 	Subtrees(ctx context.Context, s scope.Scope) (Subtrees, error)
 	// Paths maps workarea ids of the caller's tenant to their paths.
 	Paths(ctx context.Context, ids []string) (map[string]string, error)
+	// AdministersTenant is nil when the caller is an admin on universe.
+	AdministersTenant(ctx context.Context) error
 }
 
 // Embedder turns texts into L2-normalised vectors.
@@ -80,6 +83,7 @@ type Filter struct {
 // ReadLog is one read, as logged: a recall, or another context's read
 // (the graph) logged through [Service.LogRead].
 type ReadLog struct {
+	ID          int64  // set when listed
 	Operation   string // ReadRecall or ReadGraph
 	TenantID    string
 	KeyID       string
@@ -87,6 +91,14 @@ type ReadLog struct {
 	QuerySHA256 []byte
 	Returned    []string
 	At          time.Time
+}
+
+// ReadLogFilter selects read-log rows: of a key and/or in a workarea (""
+// for any), below the row BeforeID (0: from the newest).
+type ReadLogFilter struct {
+	KeyID, WorkareaID string
+	BeforeID          int64
+	Limit             int
 }
 
 // The logged read operations.
@@ -117,6 +129,10 @@ type Repository interface {
 	Embeddings(ctx context.Context, tenant, model string, ids []string) ([][]float32, error)
 	Entries(ctx context.Context, tenant string, ids []string) ([]Entry, error)
 	LogRead(ctx context.Context, r ReadLog) error
+	// ReadLogList lists a tenant's read log by f, newest first.
+	ReadLogList(ctx context.Context, tenant string, f ReadLogFilter) ([]ReadLog, error)
+	// ReadLogPurge deletes up to limit rows older than cutoff.
+	ReadLogPurge(ctx context.Context, cutoff time.Time, limit int) (int64, error)
 
 	// Reindexing.
 	Tenants(ctx context.Context) ([]string, error)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/omlhub/oml/contexts/retrieval/internal/domain"
@@ -345,4 +346,82 @@ func (s *Service) LogRead(ctx context.Context, r ReadLog) error {
 		return fmt.Errorf("read log: operation %q is not another context's read", r.Operation)
 	}
 	return s.Repo.LogRead(ctx, r)
+}
+
+// The bounds of a read-log listing.
+const (
+	DefaultReadLogPage = 100
+	MaxReadLogPage     = 500
+)
+
+// ReadLogQuery selects read-log rows to list: of a key, in a workarea (id
+// or path), or both; a page of Limit below Cursor.
+type ReadLogQuery struct {
+	KeyID    string
+	Workarea string
+	Cursor   string
+	Limit    int
+}
+
+// ReadLogPage is one page of the read log, newest first; NextCursor
+// continues it ("" at the end).
+type ReadLogPage struct {
+	Rows       []ReadLog
+	NextCursor string
+}
+
+// ListReadLog lists the read log for an admin: the reads scoped to a
+// workarea it administers, or a key's reads (admin on universe).
+func (s *Service) ListReadLog(ctx context.Context, q ReadLogQuery) (ReadLogPage, error) {
+	c, err := auth.ContentCaller(ctx, "the read log")
+	if err != nil {
+		return ReadLogPage{}, err
+	}
+	switch {
+	case q.KeyID == "" && q.Workarea == "":
+		return ReadLogPage{}, errs.Invalid("name a key_id, a workarea or both")
+	case q.Limit == 0:
+		q.Limit = DefaultReadLogPage
+	case q.Limit < 0 || q.Limit > MaxReadLogPage:
+		return ReadLogPage{}, errs.New(errs.LimitCeiling, "a read-log listing is bounded: limit 1–500", "limit %d is outside 1–%d", q.Limit, MaxReadLogPage)
+	}
+	f := ReadLogFilter{KeyID: q.KeyID, Limit: q.Limit + 1}
+	if q.Cursor != "" {
+		n, err := strconv.ParseInt(q.Cursor, 10, 64)
+		if err != nil || n <= 0 {
+			return ReadLogPage{}, errs.Invalid("cursor: not one this listing gave (want a next_cursor)")
+		}
+		f.BeforeID = n
+	}
+	if q.Workarea != "" {
+		w, err := s.Access.Workarea(ctx, q.Workarea)
+		if err != nil {
+			return ReadLogPage{}, err
+		}
+		if !w.Reader {
+			return ReadLogPage{}, errs.New(errs.NotFound, "effective access (D7); unknown and out-of-scope are indistinguishable",
+				"no readable workarea with that reference for this key")
+		}
+		if !w.Admin {
+			return ReadLogPage{}, errs.New(errs.Denied, "the read log is an admin's: admin on the workarea (D7)",
+				"this key is not an admin of workarea %s", w.ID)
+		}
+		f.WorkareaID = w.ID
+	} else if err := s.Access.AdministersTenant(ctx); err != nil {
+		return ReadLogPage{}, err
+	}
+	rows, err := s.Repo.ReadLogList(ctx, c.TenantID, f)
+	if err != nil {
+		return ReadLogPage{}, fmt.Errorf("list the read log: %w", err)
+	}
+	page := ReadLogPage{Rows: rows}
+	if len(rows) > q.Limit {
+		page.Rows, page.NextCursor = rows[:q.Limit], strconv.FormatInt(rows[q.Limit-1].ID, 10)
+	}
+	return page, nil
+}
+
+// SweepReadLog deletes up to limit read-log rows older than cutoff.
+func (s *Service) SweepReadLog(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+	return s.Repo.ReadLogPurge(ctx, cutoff, limit)
 }

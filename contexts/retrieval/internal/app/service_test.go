@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/omlhub/oml/contexts/retrieval/internal/domain"
 	"github.com/omlhub/oml/platform/auth"
@@ -47,6 +48,10 @@ func (r *planRepo) Entries(_ context.Context, tenant string, ids []string) ([]En
 	return out, nil
 }
 func (r *planRepo) LogRead(context.Context, ReadLog) error { return nil }
+func (r *planRepo) ReadLogList(context.Context, string, ReadLogFilter) ([]ReadLog, error) {
+	return nil, nil
+}
+func (r *planRepo) ReadLogPurge(context.Context, time.Time, int) (int64, error) { return 0, nil }
 
 type oneWorkarea struct{}
 
@@ -59,6 +64,8 @@ func (oneWorkarea) Subtrees(context.Context, scope.Scope) (Subtrees, error) {
 func (oneWorkarea) Paths(context.Context, []string) (map[string]string, error) {
 	return map[string]string{"wa_1": "universe"}, nil
 }
+
+func (oneWorkarea) AdministersTenant(context.Context) error { return nil }
 
 type unitEmbedder struct{}
 

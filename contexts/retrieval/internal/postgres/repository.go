@@ -489,3 +489,24 @@ func VectorIndexName(model string, dim int) string {
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%s/%d", model, dim)))
 	return fmt.Sprintf("entries_hnsw_%s_%d_%x", b.String(), dim, sum[:4])
 }
+
+// ReadLogList lists read-log rows by f, newest first.
+func (r *Repository) ReadLogList(ctx context.Context, tenant string, f app.ReadLogFilter) ([]app.ReadLog, error) {
+	rows, err := r.q.ReadLogList(ctx, r.conn(ctx), dbsqlc.ReadLogListParams{
+		TenantID: tenant, KeyID: f.KeyID, WorkareaID: f.WorkareaID, BeforeID: f.BeforeID, MaxRows: int32(f.Limit),
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]app.ReadLog, len(rows))
+	for i, row := range rows {
+		out[i] = app.ReadLog{ID: row.ID, Operation: row.Operation, TenantID: tenant, KeyID: row.KeyID, WorkareaID: row.WorkareaID,
+			QuerySHA256: row.QuerySha256, Returned: row.Returned, At: row.At}
+	}
+	return out, nil
+}
+
+// ReadLogPurge deletes read-log rows older than cutoff.
+func (r *Repository) ReadLogPurge(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+	return r.q.ReadLogPurge(ctx, r.conn(ctx), dbsqlc.ReadLogPurgeParams{Cutoff: cutoff, MaxRows: int32(limit)})
+}

@@ -449,6 +449,90 @@ func (q *Queries) ReadLogInsert(ctx context.Context, db DBTX, arg ReadLogInsertP
 	return err
 }
 
+const readLogList = `-- name: ReadLogList :many
+SELECT id, key_id, workarea_id, operation, query_sha256, returned, at
+FROM retrieval.read_log
+WHERE tenant_id = $1
+  AND ($2::text = '' OR key_id = $2::text)
+  AND ($3::text = '' OR workarea_id = $3::text)
+  AND ($4::bigint = 0 OR id < $4::bigint)
+ORDER BY id DESC
+LIMIT $5
+`
+
+type ReadLogListParams struct {
+	TenantID   string
+	KeyID      string
+	WorkareaID string
+	BeforeID   int64
+	MaxRows    int32
+}
+
+type ReadLogListRow struct {
+	ID          int64
+	KeyID       string
+	WorkareaID  string
+	Operation   string
+	QuerySha256 []byte
+	Returned    []string
+	At          time.Time
+}
+
+// One tenant's read log by key and/or workarea (” for any), newest
+// first, below the row before_id (0: from the newest).
+func (q *Queries) ReadLogList(ctx context.Context, db DBTX, arg ReadLogListParams) ([]ReadLogListRow, error) {
+	rows, err := db.Query(ctx, readLogList,
+		arg.TenantID,
+		arg.KeyID,
+		arg.WorkareaID,
+		arg.BeforeID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ReadLogListRow
+	for rows.Next() {
+		var i ReadLogListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.KeyID,
+			&i.WorkareaID,
+			&i.Operation,
+			&i.QuerySha256,
+			&i.Returned,
+			&i.At,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const readLogPurge = `-- name: ReadLogPurge :execrows
+DELETE FROM retrieval.read_log
+WHERE (tenant_id, id) IN (SELECT r.tenant_id, r.id FROM retrieval.read_log r WHERE r.at < $1 LIMIT $2)
+`
+
+type ReadLogPurgeParams struct {
+	Cutoff  time.Time
+	MaxRows int32
+}
+
+// Read-log rows older than the cutoff, a batch at a time.
+func (q *Queries) ReadLogPurge(ctx context.Context, db DBTX, arg ReadLogPurgeParams) (int64, error) {
+	result, err := db.Exec(ctx, readLogPurge, arg.Cutoff, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const stagedDelete = `-- name: StagedDelete :exec
 DELETE FROM retrieval.staged WHERE tenant_id = $1 AND artifact_id = $2
 `
