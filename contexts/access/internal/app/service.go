@@ -152,8 +152,8 @@ func (s *Service) adminAtRoot(ctx context.Context) (view, domain.Workarea, error
 	if err != nil {
 		return v, domain.Workarea{}, err
 	}
-	if v.role != domain.RoleAdmin {
-		return v, domain.Workarea{}, errs.New(errs.VerbCeiling, "role ceiling: tenant administration needs an admin key",
+	if v.role != domain.RoleAdmin && v.role != domain.RoleOperator {
+		return v, domain.Workarea{}, errs.New(errs.VerbCeiling, "role ceiling: tenant administration needs an admin or operator key",
 			"a %s key cannot administer keys or the journal", v.role)
 	}
 	root, err := s.repo.WorkareaByPath(ctx, v.caller.TenantID, domain.RootName)

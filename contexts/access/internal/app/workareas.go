@@ -247,7 +247,13 @@ func (s *Service) ListWorkareas(ctx context.Context, cursor string, limit int) (
 	if err != nil {
 		return WorkareasPage{}, err
 	}
-	allow, deny, err := s.Subtrees(ctx, domain.ScopeReader)
+	// An operator sees the tree it administers (names and status, no
+	// content); everyone else the tree it reads.
+	want := domain.ScopeReader
+	if c.Role == string(domain.RoleOperator) {
+		want = domain.ScopeAdmin
+	}
+	allow, deny, err := s.Subtrees(ctx, want)
 	if err != nil {
 		return WorkareasPage{}, err
 	}

@@ -43,7 +43,7 @@ func TestEffective(t *testing.T) {
 		{"writer role caps admin and review", RoleWriter, false, []GrantAt{g(pathU, ScopeAdmin|ScopeDreamerReview|ScopeReader, Allow)}, pathM, ScopeReader},
 		{"dreamer holds review and propose", RoleDreamer, false, []GrantAt{g(pathU, ScopeDreamerReview|ScopeDreamerPropose|ScopeAdmin, Allow)}, pathM, ScopeDreamerReview | ScopeDreamerPropose},
 		{"admin holds everything granted", RoleAdmin, false, []GrantAt{g(pathU, ScopeAdmin|rw, Allow)}, pathM, ScopeAdmin | rw},
-		{"operator holds nothing", RoleOperator, false, []GrantAt{g(pathU, ScopeAdmin|rw, Allow)}, pathM, 0},
+		{"operator holds admin scope only", RoleOperator, false, []GrantAt{g(pathU, ScopeAdmin|rw, Allow)}, pathM, ScopeAdmin},
 		{"revoked key holds nothing", RoleAdmin, true, []GrantAt{g(pathU, ScopeAdmin|rw, Allow)}, pathM, 0},
 	}
 	for _, c := range cases {

@@ -72,9 +72,11 @@ var roleCeilings = map[Role]Scope{
 	RoleWriter:  ScopeReader | ScopeWriter,
 	RoleDreamer: ScopeReader | ScopeWriter | ScopeDreamerPropose | ScopeDreamerReview,
 	RoleAdmin:   ScopeReader | ScopeWriter | ScopeDreamerPropose | ScopeDreamerReview | ScopeAdmin,
-	// The operator runs replicas; it never reads, writes or reviews
-	// content (D9), so no grant gives it anything.
-	RoleOperator: 0,
+	// The operator runs the deployment and administers the tenant — keys,
+	// workareas, grants, bans, sessions' owners — but never reads, writes
+	// or reviews content (D9): its grants give it admin scope and nothing
+	// else, and every content verb refuses it by its role.
+	RoleOperator: ScopeAdmin,
 }
 
 // ParseRole reads a role's wire name.
