@@ -36,6 +36,14 @@ echo
 go test -run '^$' -bench Admission -benchtime "${N_ADMISSION:-2000}x" -count "$COUNT" ./cmd/oml-server | tee var/bench/admission.txt | awk -f scripts/benchtable.awk
 
 echo
+echo "## Quotas: what the check costs a write"
+echo
+echo "\`go test -run '^\$' -bench QuotaCheck -benchtime ${N_ADMISSION:-2000}x -count $COUNT ./cmd/oml-server\` and \`go test -run '^\$' -bench Limiter -benchtime 200000x -count $COUNT ./contexts/access/internal/app\`"
+echo
+go test -run '^$' -bench QuotaCheck -benchtime "${N_ADMISSION:-2000}x" -count "$COUNT" ./cmd/oml-server | tee var/bench/quota.txt | awk -f scripts/benchtable.awk
+go test -run '^$' -bench Limiter -benchtime 200000x -count "$COUNT" ./contexts/access/internal/app | tee var/bench/limiter.txt | grep '^Benchmark'
+
+echo
 echo "## Statements per serve (constant, not one batch per candidate) and per verdict"
 echo
 echo "\`go test -run TestServeStatementCount -v ./cmd/oml-server\`"

@@ -116,6 +116,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		Ready:          readiness(db, runner),
 		Trailer:        trailer,
 		Pages:          pages,
+		Limiter:        acc.Limiter(cfg.Replicas, cfg.QuotaRefresh),
 	}
 	modules := []transport.Module{acc, adm, lin, ret, att, inb, ses}
 	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, idempotency: idem, listener: listener,

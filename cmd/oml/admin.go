@@ -21,8 +21,11 @@ func (c *cli) admin(ctx context.Context, args []string) error {
 	if len(args) >= 1 && args[0] == "read-log" {
 		return c.readLog(ctx, args[1:])
 	}
+	if len(args) >= 1 && args[0] == "quota" {
+		return c.quota(ctx, args[1:])
+	}
 	fmt.Fprint(c.stderr, usage)
-	return fmt.Errorf("admin: unknown subcommand %q (want journal verify, upload-limit or read-log)", strings.Join(args, " "))
+	return fmt.Errorf("admin: unknown subcommand %q (want journal verify, upload-limit, read-log or quota)", strings.Join(args, " "))
 }
 
 // uploadLimit shows or sets the tenant's attachment size ceiling.
@@ -148,4 +151,58 @@ func (c *cli) readLog(ctx context.Context, args []string) error {
 			return nil
 		})
 	return err
+}
+
+// quota runs `oml admin quota show` and `oml admin quota set
+// --writes-per-minute N | --key KEY_ID --requests-per-minute N` (0 clears).
+func (c *cli) quota(ctx context.Context, args []string) error {
+	verb, rest, err := c.subcommand("admin quota", args, "show or set")
+	if err != nil {
+		return err
+	}
+	show := func(w io.Writer, q struct {
+		WritesPerMinute *int `json:"writes_per_minute"`
+		Keys            []struct {
+			KeyID             string `json:"key_id"`
+			RequestsPerMinute int    `json:"requests_per_minute"`
+		} `json:"keys"`
+	}) error {
+		if q.WritesPerMinute == nil {
+			fmt.Fprintln(w, "tenant writes: no limit")
+		} else {
+			fmt.Fprintf(w, "tenant writes: %d a minute\n", *q.WritesPerMinute)
+		}
+		for _, k := range q.Keys {
+			fmt.Fprintf(w, "key %s: %d requests a minute\n", k.KeyID, k.RequestsPerMinute)
+		}
+		return nil
+	}
+	switch verb {
+	case "show":
+		if _, err := parse(c.flags("admin quota show", ""), rest, 0); err != nil {
+			return err
+		}
+		_, err := exchange(ctx, c, request{method: http.MethodGet, path: "/v1/quotas"}, show)
+		return err
+	case "set":
+		fs := c.flags("admin quota set", "--writes-per-minute N | --key KEY_ID --requests-per-minute N")
+		writes := fs.Int("writes-per-minute", -1, "the tenant's writes a minute (0: no limit)")
+		key := fs.String("key", "", "the key whose requests to limit")
+		requests := fs.Int("requests-per-minute", -1, "the key's requests a minute (0: no limit)")
+		if _, err := parse(fs, rest, 0); err != nil {
+			return err
+		}
+		var body map[string]any
+		switch {
+		case *writes >= 0 && *key == "" && *requests < 0:
+			body = map[string]any{"writes_per_minute": *writes}
+		case *writes < 0 && *key != "" && *requests >= 0:
+			body = map[string]any{"key_id": *key, "requests_per_minute": *requests}
+		default:
+			return fmt.Errorf("admin quota set: give --writes-per-minute, or --key with --requests-per-minute")
+		}
+		_, err := exchange(ctx, c, request{method: http.MethodPut, path: "/v1/quotas", body: body}, show)
+		return err
+	}
+	return c.unknownSubcommand("admin quota", verb, "show or set")
 }

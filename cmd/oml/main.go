@@ -97,6 +97,9 @@ commands:
                                     who read what (recall, graph), newest first: a key's reads
                                     (admin on universe) or the reads scoped to a workarea (admin
                                     on it)
+  admin quota show                  the tenant's write quota and the keys' request limits
+  admin quota set --writes-per-minute N | --key KEY_ID --requests-per-minute N
+                                    set them (0 clears; each replica enforces N/OML_REPLICAS)
   admin upload-limit [BYTES]        show the tenant's attachment size ceiling, or set it (at
                                     most the deployment's; 0 falls back to the deployment's)
   version                           show this CLI's build and the server's

@@ -194,3 +194,12 @@ func (m *Module) SweepWeb(ctx context.Context, limit int) (int64, error) {
 func (m *Module) SignOutWeb(ctx context.Context, token string) error {
 	return m.svc.SignOutWeb(ctx, token)
 }
+
+// Limiter enforces quotas and rate limits on one replica.
+type Limiter = app.Limiter
+
+// Limiter makes this replica's limiter: limits are split over replicas
+// (OML_REPLICAS) and settings read again every refresh.
+func (m *Module) Limiter(replicas int, refresh time.Duration) *Limiter {
+	return m.svc.NewLimiter(replicas, refresh)
+}

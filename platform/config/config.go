@@ -37,6 +37,7 @@ type Config struct {
 	// rows and idempotency records are kept (0: forever).
 	ReadLogRetention     time.Duration
 	IdempotencyRetention time.Duration
+	QuotaRefresh         time.Duration // OML_QUOTA_REFRESH: how often a replica reads quota settings again
 	ClosureMax           int           // OML_REVIEW_CLOSURE_MAX: the largest lineage closure an independence check computes
 	ExpirySweep          time.Duration // OML_EXPIRY_INTERVAL: how often held items and upload sessions are swept
 	MaxUploadBytes       int64         // OML_MAX_UPLOAD_BYTES: the largest attachment (a tenant may set lower)
@@ -128,6 +129,7 @@ func Load(getenv func(string) string) (Config, error) {
 	c.WebSessionTTL = durationOr(getenv, "OML_WEB_SESSION_TTL", 12*time.Hour, bad)
 	c.ReadLogRetention = retentionOr(getenv, "OML_READ_LOG_RETENTION", 365*24*time.Hour, bad)
 	c.IdempotencyRetention = retentionOr(getenv, "OML_IDEMPOTENCY_RETENTION", 30*24*time.Hour, bad)
+	c.QuotaRefresh = durationOr(getenv, "OML_QUOTA_REFRESH", 5*time.Second, bad)
 	c.ClosureMax = intOr(getenv, "OML_REVIEW_CLOSURE_MAX", DefaultClosureMax, bad)
 	if c.ClosureMax < 1 || c.ClosureMax > MaxClosureMax {
 		bad("OML_REVIEW_CLOSURE_MAX", "must be between 1 and %d, got %d", MaxClosureMax, c.ClosureMax)
@@ -211,6 +213,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("web_session_ttl", c.WebSessionTTL),
 		slog.Duration("read_log_retention", c.ReadLogRetention),
 		slog.Duration("idempotency_retention", c.IdempotencyRetention),
+		slog.Duration("quota_refresh", c.QuotaRefresh),
 		slog.Int("review_closure_max", c.ClosureMax),
 		slog.Int64("max_upload_bytes", c.MaxUploadBytes),
 		slog.Int("max_open_uploads", c.MaxOpenUploads),

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/buildinfo"
 	"github.com/omlhub/oml/platform/errs"
 )
@@ -31,6 +32,7 @@ type Tools struct {
 	names   map[string]bool
 	log     *slog.Logger
 	trailer *Trailer
+	limiter Limiter
 }
 
 // ToolSpec describes a tool.
@@ -160,6 +162,13 @@ func Add[In, Out any](t *Tools, spec ToolSpec, fn func(ctx context.Context, in I
 		}
 		if err := missingRequired(args, required); err != nil {
 			return t.errorResult(ctx, spec.Name, err), nil
+		}
+		if !spec.ReadOnly && t.limiter != nil {
+			if c, ok := auth.From(ctx); ok {
+				if err := t.limiter.Write(ctx, c); err != nil {
+					return t.errorResult(ctx, spec.Name, err), nil
+				}
+			}
 		}
 		out, err := fn(ctx, in)
 		if err != nil {

@@ -241,3 +241,30 @@ func checkOrigin(allowed map[string]bool) func(http.Handler) http.Handler {
 		})
 	}
 }
+
+// limit takes one of the caller's key's requests and, for a /v1 write
+// (writes true: anything but GET and HEAD, POST /v1/recall aside), one of
+// its tenant's writes; a refusal is limit.rate or limit.quota, 429 with
+// Retry-After. MCP writes are taken per tool (Tools), where the tool is
+// known.
+func limit(l Limiter, writes bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if l == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c, _ := auth.From(r.Context())
+			if err := l.Request(r.Context(), c); err != nil {
+				Error(w, r, err)
+				return
+			}
+			if writes && r.Method != http.MethodGet && r.Method != http.MethodHead && r.URL.Path != "/v1/recall" {
+				if err := l.Write(r.Context(), c); err != nil {
+					Error(w, r, err)
+					return
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/buildinfo"
 	"github.com/omlhub/oml/platform/errs"
 )
@@ -53,6 +54,17 @@ type Options struct {
 	// Pages, when set, registers the browser pages (web/) at the top
 	// level beside /v1 and /mcp.
 	Pages Pages
+	// Limiter, when set, enforces quotas and rate limits: every
+	// authenticated request takes one of its key's requests, every write
+	// (a /v1 request that is not a GET, POST /v1/recall aside, and every
+	// MCP tool that is not read-only) one of its tenant's writes.
+	Limiter Limiter
+}
+
+// Limiter is the quota check (the access context's, D6).
+type Limiter interface {
+	Request(ctx context.Context, c auth.Caller) error
+	Write(ctx context.Context, c auth.Caller) error
 }
 
 // Pages are routes for browsers, authenticated their own way (a web
@@ -73,6 +85,7 @@ func New(opts Options, modules ...Module) http.Handler {
 		log = slog.New(slog.DiscardHandler)
 	}
 	tools := newTools(opts.Name, log, opts.Trailer)
+	tools.limiter = opts.Limiter
 	for _, m := range modules {
 		m.Tools(tools)
 	}
@@ -99,7 +112,7 @@ func New(opts Options, modules ...Module) http.Handler {
 
 	r.Route("/mcp", func(r chi.Router) {
 		r.Use(checkOrigin(allowedOrigins(opts.PublicURL, opts.AllowedOrigins)))
-		r.With(authenticate(opts.Authenticator), refuseBadURL, bufferBody(opts.MaxBodyBytes)).Post("/", tools.handler().ServeHTTP)
+		r.With(authenticate(opts.Authenticator), limit(opts.Limiter, false), refuseBadURL, bufferBody(opts.MaxBodyBytes)).Post("/", tools.handler().ServeHTTP)
 	})
 
 	if opts.Pages != nil {
@@ -110,7 +123,7 @@ func New(opts Options, modules ...Module) http.Handler {
 	r.Route("/v1", func(r chi.Router) {
 		// A key is checked first (401 before anything else), then the URL:
 		// NUL or non-UTF-8 in a path or query never reaches a handler.
-		r.Use(authenticate(opts.Authenticator), refuseBadURL)
+		r.Use(authenticate(opts.Authenticator), limit(opts.Limiter, true), refuseBadURL)
 		r.Group(func(r chi.Router) {
 			r.Use(limitBody(opts.MaxBodyBytes))
 			r.Get("/version", func(w http.ResponseWriter, r *http.Request) {

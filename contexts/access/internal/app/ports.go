@@ -95,6 +95,11 @@ type Repository interface {
 	KeyList(ctx context.Context, tenant string) ([]Key, error)
 	KeyRevoke(ctx context.Context, tenant, id string, at time.Time) (bool, error)
 
+	// QuotaSet sets the tenant's writes a minute (keyID "") or a key's
+	// requests a minute; 0 clears it.
+	QuotaSet(ctx context.Context, tenant, keyID string, perMinute int, at time.Time, by string) error
+	QuotasOf(ctx context.Context, tenant string) (Quotas, error)
+
 	WebCredentialCreate(ctx context.Context, c WebCredential, selector []byte) error
 	// WebCredentialBySelector loads a credential with the key it acts as
 	// (ErrNotFound if none).

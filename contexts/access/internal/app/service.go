@@ -20,6 +20,9 @@ type Service struct {
 	tx      Transactor
 	edges   Edges
 	now     func() time.Time
+	// limiter, when made, forgets a tenant's cached quotas when they
+	// change here.
+	limiter *Limiter
 }
 
 // WithEdges lets workarea reads show edges from the lineage context.

@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -49,6 +51,8 @@ func (h *Handlers) Routes(r chi.Router) {
 	r.Get("/bans", transport.Handler(h.listBans))
 	r.Delete("/bans/{id}", transport.Handler(h.liftBan))
 	r.Post("/web/sign-in-codes", transport.Handler(h.webCode))
+	r.Get("/quotas", transport.Handler(h.getQuotas))
+	r.Put("/quotas", transport.Handler(h.putQuotas))
 }
 
 // WebCodeTTL is how long a one-time web sign-in code stays usable.
@@ -483,5 +487,66 @@ func (h *Handlers) listWorkareas(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	transport.WriteJSON(w, http.StatusOK, map[string]any{"workareas": out, "next_cursor": next})
+	return nil
+}
+
+type quotasBody struct {
+	WritesPerMinute *int       `json:"writes_per_minute"`
+	Keys            []keyQuota `json:"keys"`
+}
+
+type keyQuota struct {
+	KeyID             string `json:"key_id"`
+	RequestsPerMinute int    `json:"requests_per_minute"`
+}
+
+func toQuotasBody(q app.Quotas) quotasBody {
+	out := quotasBody{Keys: []keyQuota{}}
+	if q.WritesPerMinute > 0 {
+		n := q.WritesPerMinute
+		out.WritesPerMinute = &n
+	}
+	for k, n := range q.Keys {
+		out.Keys = append(out.Keys, keyQuota{KeyID: k, RequestsPerMinute: n})
+	}
+	slices.SortFunc(out.Keys, func(a, b keyQuota) int { return strings.Compare(a.KeyID, b.KeyID) })
+	return out
+}
+
+// getQuotas is GET /v1/quotas.
+func (h *Handlers) getQuotas(w http.ResponseWriter, r *http.Request) error {
+	q, err := h.svc.GetQuotas(r.Context())
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, toQuotasBody(q))
+	return nil
+}
+
+// putQuotas is PUT /v1/quotas: {"writes_per_minute"} for the tenant or
+// {"key_id", "requests_per_minute"} for a key; 0 clears.
+func (h *Handlers) putQuotas(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		WritesPerMinute   *int   `json:"writes_per_minute"`
+		KeyID             string `json:"key_id"`
+		RequestsPerMinute *int   `json:"requests_per_minute"`
+	}
+	if err := transport.Decode(r, &req); err != nil {
+		return err
+	}
+	var q app.Quotas
+	var err error
+	switch {
+	case req.WritesPerMinute != nil && req.KeyID == "" && req.RequestsPerMinute == nil:
+		q, err = h.svc.SetQuota(r.Context(), "", *req.WritesPerMinute)
+	case req.WritesPerMinute == nil && req.KeyID != "" && req.RequestsPerMinute != nil:
+		q, err = h.svc.SetQuota(r.Context(), req.KeyID, *req.RequestsPerMinute)
+	default:
+		return errs.Invalid(`PUT /v1/quotas: send {"writes_per_minute"} for the tenant or {"key_id", "requests_per_minute"} for a key`)
+	}
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, toQuotasBody(q))
 	return nil
 }

@@ -43,6 +43,7 @@ type Store struct {
 	grants     map[string]*grantRow
 	bans       map[string]*banRow
 	web        map[string]*webRow // selector
+	quotas     map[string]app.Quotas
 }
 
 type webRow struct {
@@ -61,7 +62,7 @@ func New() *Store {
 	return &Store{
 		tenants: map[string]string{}, epochs: map[string]int64{}, principals: map[string]app.Principal{},
 		keys: map[string]*keyRow{}, workareas: map[string]domain.Workarea{}, wTenant: map[string]string{},
-		grants: map[string]*grantRow{}, bans: map[string]*banRow{}, web: map[string]*webRow{},
+		grants: map[string]*grantRow{}, bans: map[string]*banRow{}, web: map[string]*webRow{}, quotas: map[string]app.Quotas{},
 	}
 }
 
@@ -545,4 +546,35 @@ func (s *Store) WorkareasReadable(_ context.Context, tenant string, allow, deny 
 // prefix first.
 func ltreeLess(a, b string) bool {
 	return slices.Compare(strings.Split(a, "."), strings.Split(b, ".")) < 0
+}
+
+// QuotaSet sets or (0) clears a tenant's or a key's quota.
+func (s *Store) QuotaSet(_ context.Context, tenant, keyID string, perMinute int, _ time.Time, _ string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.quotas[tenant]
+	if q.Keys == nil {
+		q.Keys = map[string]int{}
+	}
+	switch {
+	case keyID == "":
+		q.WritesPerMinute = perMinute
+	case perMinute == 0:
+		delete(q.Keys, keyID)
+	default:
+		q.Keys[keyID] = perMinute
+	}
+	s.quotas[tenant] = q
+	return nil
+}
+
+// QuotasOf reads a tenant's quotas.
+func (s *Store) QuotasOf(_ context.Context, tenant string) (app.Quotas, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := app.Quotas{WritesPerMinute: s.quotas[tenant].WritesPerMinute, Keys: map[string]int{}}
+	for k, v := range s.quotas[tenant].Keys {
+		q.Keys[k] = v
+	}
+	return q, nil
 }

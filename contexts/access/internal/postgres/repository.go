@@ -456,3 +456,33 @@ func orEmptyStrings(s []string) []string {
 	}
 	return s
 }
+
+// QuotaSet sets or (0) clears a tenant's or a key's quota.
+func (r *Repository) QuotaSet(ctx context.Context, tenant, keyID string, perMinute int, at time.Time, by string) error {
+	if perMinute == 0 {
+		_, err := r.q.QuotaClear(ctx, r.conn(ctx), dbsqlc.QuotaClearParams{TenantID: tenant, KeyID: keyID})
+		return translate(err)
+	}
+	n := int32(perMinute)
+	if keyID == "" {
+		return translate(r.q.QuotaSetTenant(ctx, r.conn(ctx), dbsqlc.QuotaSetTenantParams{TenantID: tenant, WritesPerMinute: &n, UpdatedAt: at, UpdatedBy: by}))
+	}
+	return translate(r.q.QuotaSetKey(ctx, r.conn(ctx), dbsqlc.QuotaSetKeyParams{TenantID: tenant, KeyID: keyID, RequestsPerMinute: &n, UpdatedAt: at, UpdatedBy: by}))
+}
+
+// QuotasOf reads a tenant's quotas.
+func (r *Repository) QuotasOf(ctx context.Context, tenant string) (app.Quotas, error) {
+	rows, err := r.q.QuotasOf(ctx, r.conn(ctx), tenant)
+	if err != nil {
+		return app.Quotas{}, translate(err)
+	}
+	q := app.Quotas{Keys: map[string]int{}}
+	for _, row := range rows {
+		if row.KeyID == "" && row.WritesPerMinute != nil {
+			q.WritesPerMinute = int(*row.WritesPerMinute)
+		} else if row.RequestsPerMinute != nil {
+			q.Keys[row.KeyID] = int(*row.RequestsPerMinute)
+		}
+	}
+	return q, nil
+}

@@ -55,6 +55,15 @@ type AccessPrincipal struct {
 	CreatedAt time.Time
 }
 
+type AccessQuota struct {
+	TenantID          string
+	KeyID             string
+	WritesPerMinute   *int32
+	RequestsPerMinute *int32
+	UpdatedAt         time.Time
+	UpdatedBy         string
+}
+
 type AccessTenant struct {
 	ID              string
 	Name            string
