@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/omlhub/oml/contexts/access"
 	"github.com/omlhub/oml/contexts/admission"
 	"github.com/omlhub/oml/contexts/attachments"
+	"github.com/omlhub/oml/contexts/audit"
 	"github.com/omlhub/oml/contexts/inbox"
 	"github.com/omlhub/oml/contexts/lineage"
 	"github.com/omlhub/oml/contexts/retrieval"
@@ -118,9 +120,55 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		Pages:          pages,
 		Limiter:        acc.Limiter(cfg.Replicas, cfg.QuotaRefresh),
 	}
-	modules := []transport.Module{acc, adm, lin, ret, att, inb, ses}
+	aud := audit.New(audit.Deps{DB: db, Journal: j, Access: auditAccess{acc}, Admission: auditAdmission{adm}, Signer: k.signing,
+		ReciprocalRate: cfg.ReciprocalRate})
+	modules := []transport.Module{acc, adm, lin, ret, att, inb, ses, aud}
 	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, idempotency: idem, listener: listener,
 		handler: transport.New(opts, modules...), surface: opts, modules: modules}, nil
+}
+
+// auditAccess adapts the access context to the audit context's port.
+type auditAccess struct{ m *access.Module }
+
+func (a auditAccess) AdminSubtree(ctx context.Context, ref string, max int) (audit.Subtree, error) {
+	s, err := a.m.AdminSubtree(ctx, ref, max)
+	return audit.Subtree{ID: s.ID, Path: s.Path, IDPath: s.IDPath, IDs: s.IDs}, err
+}
+
+// auditAdmission adapts the admission context's records to the evidence
+// file's.
+type auditAdmission struct{ m *admission.Module }
+
+func (a auditAdmission) Evidence(ctx context.Context, tenant, idPath string, from, to time.Time, limit int) ([]audit.Claim, []audit.Serve, error) {
+	cs, ss, err := a.m.Evidence(ctx, tenant, idPath, from, to, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	claims := make([]audit.Claim, len(cs))
+	for i, c := range cs {
+		claims[i] = audit.Claim{ArtifactID: c.ID, WorkareaID: c.WorkareaID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: c.Kind,
+			State: c.State, Text: c.Text, AuthorKeyID: c.AuthorKeyID, AuthorPrincipal: c.AuthorPrincipal, SelfSigned: c.SelfSigned,
+			SubmittedAt: c.SubmittedAt, PromotedAt: utcPtr(c.PromotedAt), SettledAt: utcPtr(c.SettledAt), Envelope: c.Envelope,
+			Signature: base64.StdEncoding.EncodeToString(c.Signature)}
+		if c.State == "erased" {
+			claims[i].Text = nil
+		}
+	}
+	serves := make([]audit.Serve, len(ss))
+	for i, s := range ss {
+		serves[i] = audit.Serve{ServeID: s.ID, ArtifactID: s.ArtifactID, ReviewerKeyID: s.ReviewerKeyID, ReviewerPrincipal: s.ReviewerPrincipal,
+			AuthorPrincipal: s.AuthorPrincipal, SelfSigned: s.SelfSigned, ServedAt: s.ServedAt, ExpiresAt: s.ExpiresAt,
+			ConsumedAt: utcPtr(s.ConsumedAt), Verdict: s.Verdict, Reason: s.Reason, Closure: s.Closure}
+	}
+	return claims, serves, nil
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }
 
 // webSessions adapts the access context's web sign-in to the pages'

@@ -86,6 +86,11 @@ commands:
   review queue                      what waits for your review, per workarea
   web link                          print a one-time link that signs a browser in as this key
                                     (the link carries a code, valid 10 minutes, never the key)
+  evidence export --workarea W [--from T] [--to T] [--out FILE]
+                                    the signed evidence file of a subtree and time range (admin)
+  evidence verify FILE [--signing-key BASE64]
+                                    check it offline: every signature, record and journal link;
+                                    exit 1 naming what fails
   whoami                            show the key's principal, role, tenant and root workarea
   tools                             list the MCP tools with their input schemas
   call TOOL [JSON|-]                call one MCP tool with a JSON object of arguments
@@ -199,6 +204,8 @@ func (c *cli) dispatch(ctx context.Context, cmd string, args []string) error {
 		return c.review(ctx, args)
 	case "web":
 		return c.web(ctx, args)
+	case "evidence":
+		return c.evidenceCmd(ctx, args)
 	case "call":
 		return c.call(ctx, args)
 	case "admin":

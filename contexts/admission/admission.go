@@ -76,6 +76,7 @@ type Module struct {
 	svc  *app.Service
 	http *httpapi.Handlers
 	idem *idempotency.Store
+	repo *postgres.Repository
 }
 
 type signer ed25519.PrivateKey
@@ -84,12 +85,13 @@ func (s signer) Sign(msg []byte) []byte { return ed25519.Sign(ed25519.PrivateKey
 
 // New assembles the context.
 func New(d Deps) *Module {
+	repo := postgres.New(d.DB)
 	svc := app.New(app.Deps{
-		Repo: postgres.New(d.DB), Access: d.Access, Lineage: d.Lineage, Uploads: d.Uploads, Index: d.Index,
+		Repo: repo, Access: d.Access, Lineage: d.Lineage, Uploads: d.Uploads, Index: d.Index,
 		Signer: signer(d.SigningKey), Journal: d.Journal, Tx: d.DB, Now: d.Now,
 	}, app.Config{MaxTextBytes: d.MaxText, ServeTTL: d.ServeTTL, ClosureMax: d.ClosureMax})
 	public := d.SigningKey.Public().(ed25519.PublicKey)
-	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency, public), idem: d.Idempotency}
+	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency, public), idem: d.Idempotency, repo: repo}
 }
 
 // Routes registers the HTTP routes (under /v1).
@@ -133,4 +135,18 @@ func (m *Module) CanReadContent(ctx context.Context, artifact string) (bool, err
 // may read.
 func (m *Module) RecentReadable(ctx context.Context, idPath string, limit int) ([]Claim, error) {
 	return m.svc.RecentReadable(ctx, idPath, limit)
+}
+
+// EvidenceClaim is a submission as the evidence export records it.
+type EvidenceClaim = postgres.EvidenceClaim
+
+// EvidenceServe is a serve and its verdict as the evidence export
+// records it.
+type EvidenceServe = postgres.EvidenceServe
+
+// Evidence reads, in the caller's unit of work, the claims submitted and
+// the serves made in a subtree (idPath) in [from, to], at most limit of
+// each (limit+1 are read so the caller can refuse a range too large).
+func (m *Module) Evidence(ctx context.Context, tenant, idPath string, from, to time.Time, limit int) ([]EvidenceClaim, []EvidenceServe, error) {
+	return m.repo.Evidence(ctx, tenant, idPath, from, to, limit)
 }

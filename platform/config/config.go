@@ -38,6 +38,7 @@ type Config struct {
 	ReadLogRetention     time.Duration
 	IdempotencyRetention time.Duration
 	QuotaRefresh         time.Duration // OML_QUOTA_REFRESH: how often a replica reads quota settings again
+	ReciprocalRate       float64       // OML_EVIDENCE_RECIPROCAL_RATE: the share of approvals that flags a reciprocal pair
 	ClosureMax           int           // OML_REVIEW_CLOSURE_MAX: the largest lineage closure an independence check computes
 	ExpirySweep          time.Duration // OML_EXPIRY_INTERVAL: how often held items and upload sessions are swept
 	MaxUploadBytes       int64         // OML_MAX_UPLOAD_BYTES: the largest attachment (a tenant may set lower)
@@ -130,6 +131,15 @@ func Load(getenv func(string) string) (Config, error) {
 	c.ReadLogRetention = retentionOr(getenv, "OML_READ_LOG_RETENTION", 365*24*time.Hour, bad)
 	c.IdempotencyRetention = retentionOr(getenv, "OML_IDEMPOTENCY_RETENTION", 30*24*time.Hour, bad)
 	c.QuotaRefresh = durationOr(getenv, "OML_QUOTA_REFRESH", 5*time.Second, bad)
+	c.ReciprocalRate = 0.5
+	if v := getenv("OML_EVIDENCE_RECIPROCAL_RATE"); v != "" {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r <= 0 || r > 1 {
+			bad("OML_EVIDENCE_RECIPROCAL_RATE", "want a share above 0 and at most 1, such as 0.5, got %q", v)
+		} else {
+			c.ReciprocalRate = r
+		}
+	}
 	c.ClosureMax = intOr(getenv, "OML_REVIEW_CLOSURE_MAX", DefaultClosureMax, bad)
 	if c.ClosureMax < 1 || c.ClosureMax > MaxClosureMax {
 		bad("OML_REVIEW_CLOSURE_MAX", "must be between 1 and %d, got %d", MaxClosureMax, c.ClosureMax)

@@ -251,8 +251,9 @@ type Stored struct {
 	Workarea string // "" when the event names none
 	Subject  json.RawMessage
 	Payload  json.RawMessage
-	// Hash is the event's link in the tenant's chain.
-	Hash []byte
+	// Hash is the event's link in the tenant's chain; PrevHash the link
+	// before it.
+	Hash, PrevHash []byte
 }
 
 // Head returns the seq of the tenant's newest event (0 before the first).
@@ -275,7 +276,7 @@ func (j *Journal) After(ctx context.Context, tenant string, seq int64, limit int
 	}
 	out := make([]Stored, len(rows))
 	for i, row := range rows {
-		out[i] = Stored{Seq: row.Seq, ID: row.EventID, Type: row.EventType, At: row.At.UTC(), Actor: row.Actor, Subject: row.Subject, Payload: row.Payload, Hash: row.Hash}
+		out[i] = Stored{Seq: row.Seq, ID: row.EventID, Type: row.EventType, At: row.At.UTC(), Actor: row.Actor, Subject: row.Subject, Payload: row.Payload, Hash: row.Hash, PrevHash: row.PrevHash}
 		if row.WorkareaID != nil {
 			out[i].Workarea = *row.WorkareaID
 		}
@@ -312,7 +313,49 @@ func (j *Journal) InWorkarea(ctx context.Context, tenant, workarea string, after
 	}
 	out := make([]Stored, len(rows))
 	for i, row := range rows {
-		out[i] = Stored{Seq: row.Seq, ID: row.EventID, Type: row.EventType, At: row.At.UTC(), Actor: row.Actor, Subject: row.Subject, Payload: row.Payload, Workarea: workarea, Hash: row.Hash}
+		out[i] = Stored{Seq: row.Seq, ID: row.EventID, Type: row.EventType, At: row.At.UTC(), Actor: row.Actor, Subject: row.Subject, Payload: row.Payload, Workarea: workarea, Hash: row.Hash, PrevHash: row.PrevHash}
 	}
 	return out, nil
+}
+
+// SeqRange returns the first and last seq of a tenant's events at times in
+// [from, to] (0, 0 when there are none). Seqs grow with time: an event's
+// time is taken under the chain's lock.
+func (j *Journal) SeqRange(ctx context.Context, tenant string, from, to time.Time) (first, last int64, err error) {
+	r, err := j.q.JournalSeqRange(ctx, j.db.Conn(ctx), dbsqlc.JournalSeqRangeParams{TenantID: tenant, FromAt: from, ToAt: to})
+	if err != nil {
+		return 0, 0, fmt.Errorf("journal: seq range: %w", err)
+	}
+	return r.FirstSeq, r.LastSeq, nil
+}
+
+// Link recomputes an event's hash from the hash before it: what Verify
+// checks, for a verifier holding only exported events (the evidence
+// export).
+func Link(prev []byte, tenant string, e Stored) ([]byte, error) {
+	rec := record{TenantID: tenant, Seq: e.Seq, EventID: e.ID, Type: e.Type, At: e.At.UTC(), Actor: e.Actor, Workarea: e.Workarea}
+	var err error
+	if rec.Subject, err = canonjson.Canonicalize(e.Subject); err != nil {
+		return nil, fmt.Errorf("subject is not JSON: %w", err)
+	}
+	if rec.Payload, err = canonjson.Canonicalize(e.Payload); err != nil {
+		return nil, fmt.Errorf("payload is not JSON: %w", err)
+	}
+	return rec.hash(prev)
+}
+
+// Genesis is the prev_hash of a tenant's first event.
+func Genesis() []byte { return append([]byte(nil), genesis...) }
+
+// HeadLink returns the seq and hash of a tenant's newest event (0 and the
+// genesis link before the first).
+func (j *Journal) HeadLink(ctx context.Context, tenant string) (int64, []byte, error) {
+	head, err := j.q.JournalHead(ctx, j.db.Conn(ctx), tenant)
+	if pg.IsNoRows(err) {
+		return 0, Genesis(), nil
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("journal: read head: %w", err)
+	}
+	return head.Seq, head.Hash, nil
 }

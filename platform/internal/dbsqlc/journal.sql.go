@@ -264,3 +264,29 @@ func (q *Queries) JournalHeadInit(ctx context.Context, db DBTX, arg JournalHeadI
 	_, err := db.Exec(ctx, journalHeadInit, arg.TenantID, arg.Hash)
 	return err
 }
+
+const journalSeqRange = `-- name: JournalSeqRange :one
+SELECT COALESCE(min(seq), 0)::bigint AS first_seq, COALESCE(max(seq), 0)::bigint AS last_seq
+FROM platform.journal_events
+WHERE tenant_id = $1 AND at >= $2 AND at <= $3
+`
+
+type JournalSeqRangeParams struct {
+	TenantID string
+	FromAt   time.Time
+	ToAt     time.Time
+}
+
+type JournalSeqRangeRow struct {
+	FirstSeq int64
+	LastSeq  int64
+}
+
+// The first and last seq of a tenant's events in a time range (0, 0 when
+// none).
+func (q *Queries) JournalSeqRange(ctx context.Context, db DBTX, arg JournalSeqRangeParams) (JournalSeqRangeRow, error) {
+	row := db.QueryRow(ctx, journalSeqRange, arg.TenantID, arg.FromAt, arg.ToAt)
+	var i JournalSeqRangeRow
+	err := row.Scan(&i.FirstSeq, &i.LastSeq)
+	return i, err
+}

@@ -32,3 +32,15 @@ SELECT EXISTS (
 -- name: ServeRelease :exec
 -- A reviewer gives a serve back: consumed without a verdict.
 UPDATE admission.serves SET consumed_at = @now WHERE tenant_id = @tenant_id AND id = @id;
+
+-- name: EvidenceServes :many
+-- The serves of claims in a subtree served in a time range, with their
+-- verdicts, for the evidence export.
+SELECT s.id, s.artifact_id, s.reviewer_key_id, s.reviewer_principal, s.self_signed, s.served_at, s.expires_at,
+       s.consumed_at, s.verdict, s.reason, s.closure, a.author_principal
+FROM admission.serves s
+JOIN admission.artifacts a ON a.tenant_id = s.tenant_id AND a.id = s.artifact_id
+WHERE s.tenant_id = @tenant_id AND a.workarea_id_path <@ CAST(sqlc.arg(id_path)::text AS ltree)
+  AND s.served_at >= @from_at AND s.served_at <= @to_at
+ORDER BY s.served_at, s.id
+LIMIT @max_rows;

@@ -50,3 +50,10 @@ FROM platform.journal_events
 WHERE tenant_id = @tenant_id AND workarea_id = @workarea_id::text AND seq > @after_seq AND seq < @before_seq
 ORDER BY seq DESC
 LIMIT @max_rows;
+
+-- name: JournalSeqRange :one
+-- The first and last seq of a tenant's events in a time range (0, 0 when
+-- none).
+SELECT COALESCE(min(seq), 0)::bigint AS first_seq, COALESCE(max(seq), 0)::bigint AS last_seq
+FROM platform.journal_events
+WHERE tenant_id = @tenant_id AND at >= @from_at AND at <= @to_at;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/omlhub/oml/contexts/access/internal/domain"
 	"github.com/omlhub/oml/platform/errs"
@@ -272,4 +273,31 @@ func (s *Service) ListWorkareas(ctx context.Context, cursor string, limit int) (
 		page.Workareas = []domain.Workarea{}
 	}
 	return page, nil
+}
+
+// AdminSubtree resolves a workarea the caller administers and lists the
+// ids of its subtree (itself included), at most max; a larger subtree is
+// refused rather than cut.
+func (s *Service) AdminSubtree(ctx context.Context, ref string, max int) (domain.Workarea, []string, error) {
+	v, err := s.viewOf(ctx)
+	if err != nil {
+		return domain.Workarea{}, nil, err
+	}
+	w, _, err := s.visible(ctx, v, ref, domain.ScopeAdmin)
+	if err != nil {
+		return domain.Workarea{}, nil, err
+	}
+	ws, err := s.repo.WorkareasReadable(ctx, v.caller.TenantID, []string{w.IDPath}, nil, "", max+1)
+	if err != nil {
+		return domain.Workarea{}, nil, fmt.Errorf("list the subtree: %w", err)
+	}
+	if len(ws) > max {
+		return domain.Workarea{}, nil, errs.New(errs.LimitCeiling, "an evidence export covers at most "+strconv.Itoa(max)+" workareas",
+			"workarea %s has more than %d workareas under it; export a smaller subtree", w.ID, max)
+	}
+	ids := make([]string, len(ws))
+	for i, x := range ws {
+		ids[i] = x.ID
+	}
+	return w, ids, nil
 }

@@ -452,3 +452,70 @@ func (r *Repository) ExpireDue(ctx context.Context, now time.Time, limit int) ([
 func (r *Repository) ServeLive(ctx context.Context, tenant, artifact, keyID string, now time.Time) (bool, error) {
 	return r.q.ServeLive(ctx, r.conn(ctx), dbsqlc.ServeLiveParams{TenantID: tenant, ArtifactID: &artifact, KeyID: keyID, Now: now})
 }
+
+// EvidenceClaim is a submission as the evidence export records it.
+type EvidenceClaim struct {
+	ID, WorkareaID, ClaimKey string
+	Version                  int
+	Kind, State              string
+	Text                     *string
+	AuthorKeyID              string
+	AuthorPrincipal          string
+	Envelope                 json.RawMessage
+	Signature                []byte
+	SelfSigned               bool
+	SubmittedAt              time.Time
+	PromotedAt, SettledAt    *time.Time
+}
+
+// EvidenceServe is a serve and its verdict as the evidence export records
+// it.
+type EvidenceServe struct {
+	ID, ArtifactID                   string
+	ReviewerKeyID, ReviewerPrincipal string
+	AuthorPrincipal                  string
+	SelfSigned                       bool
+	ServedAt, ExpiresAt              time.Time
+	ConsumedAt                       *time.Time
+	Verdict, Reason                  string
+	Closure                          []string
+}
+
+// Evidence reads a subtree's claims and serves in a time range.
+func (r *Repository) Evidence(ctx context.Context, tenant, idPath string, from, to time.Time, limit int) ([]EvidenceClaim, []EvidenceServe, error) {
+	crows, err := r.q.EvidenceClaims(ctx, r.conn(ctx), dbsqlc.EvidenceClaimsParams{TenantID: tenant, IDPath: idPath, FromAt: from, ToAt: to, MaxRows: int32(limit + 1)})
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	claims := make([]EvidenceClaim, len(crows))
+	for i, c := range crows {
+		claims[i] = EvidenceClaim{ID: c.ID, WorkareaID: c.WorkareaID, ClaimKey: c.ClaimKey, Version: int(c.Version), Kind: c.Kind, State: c.State,
+			Text: c.Text, AuthorKeyID: c.AuthorKeyID, AuthorPrincipal: c.AuthorPrincipal, Envelope: c.Envelope, Signature: c.Signature,
+			SelfSigned: c.SelfSigned, SubmittedAt: c.SubmittedAt.UTC(), PromotedAt: c.PromotedAt, SettledAt: c.SettledAt}
+	}
+	srows, err := r.q.EvidenceServes(ctx, r.conn(ctx), dbsqlc.EvidenceServesParams{TenantID: tenant, IDPath: idPath, FromAt: from, ToAt: to, MaxRows: int32(limit + 1)})
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	serves := make([]EvidenceServe, len(srows))
+	for i, s := range srows {
+		sv := EvidenceServe{ID: s.ID, ReviewerKeyID: s.ReviewerKeyID, ReviewerPrincipal: s.ReviewerPrincipal, AuthorPrincipal: s.AuthorPrincipal,
+			SelfSigned: s.SelfSigned, ServedAt: s.ServedAt.UTC(), ExpiresAt: s.ExpiresAt.UTC(), ConsumedAt: s.ConsumedAt, Closure: []string{}}
+		if s.ArtifactID != nil {
+			sv.ArtifactID = *s.ArtifactID
+		}
+		if s.Verdict != nil {
+			sv.Verdict = *s.Verdict
+		}
+		if s.Reason != nil {
+			sv.Reason = *s.Reason
+		}
+		if len(s.Closure) > 0 {
+			if err := json.Unmarshal(s.Closure, &sv.Closure); err != nil {
+				return nil, nil, fmt.Errorf("serve %s closure: %w", s.ID, err)
+			}
+		}
+		serves[i] = sv
+	}
+	return claims, serves, nil
+}

@@ -820,3 +820,83 @@ func (q *Queries) ArtifactsRecentPromoted(ctx context.Context, db DBTX, arg Arti
 	}
 	return items, nil
 }
+
+const evidenceClaims = `-- name: EvidenceClaims :many
+SELECT id, workarea_id, claim_key, version, kind, state, text, author_key_id, author_principal,
+       envelope, signature, self_signed, submitted_at, promoted_at, settled_at
+FROM admission.artifacts
+WHERE tenant_id = $1 AND workarea_id_path <@ CAST($2::text AS ltree)
+  AND submitted_at >= $3 AND submitted_at <= $4
+ORDER BY submitted_at, id
+LIMIT $5
+`
+
+type EvidenceClaimsParams struct {
+	TenantID string
+	IDPath   string
+	FromAt   time.Time
+	ToAt     time.Time
+	MaxRows  int32
+}
+
+type EvidenceClaimsRow struct {
+	ID              string
+	WorkareaID      string
+	ClaimKey        string
+	Version         int32
+	Kind            string
+	State           string
+	Text            *string
+	AuthorKeyID     string
+	AuthorPrincipal string
+	Envelope        []byte
+	Signature       []byte
+	SelfSigned      bool
+	SubmittedAt     time.Time
+	PromotedAt      *time.Time
+	SettledAt       *time.Time
+}
+
+// The claims submitted in a subtree in a time range, for the evidence
+// export; limit+1 rows tell the caller the range is too large.
+func (q *Queries) EvidenceClaims(ctx context.Context, db DBTX, arg EvidenceClaimsParams) ([]EvidenceClaimsRow, error) {
+	rows, err := db.Query(ctx, evidenceClaims,
+		arg.TenantID,
+		arg.IDPath,
+		arg.FromAt,
+		arg.ToAt,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []EvidenceClaimsRow
+	for rows.Next() {
+		var i EvidenceClaimsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.WorkareaID,
+			&i.ClaimKey,
+			&i.Version,
+			&i.Kind,
+			&i.State,
+			&i.Text,
+			&i.AuthorKeyID,
+			&i.AuthorPrincipal,
+			&i.Envelope,
+			&i.Signature,
+			&i.SelfSigned,
+			&i.SubmittedAt,
+			&i.PromotedAt,
+			&i.SettledAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

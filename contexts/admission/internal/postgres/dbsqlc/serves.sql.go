@@ -10,6 +10,81 @@ import (
 	"time"
 )
 
+const evidenceServes = `-- name: EvidenceServes :many
+SELECT s.id, s.artifact_id, s.reviewer_key_id, s.reviewer_principal, s.self_signed, s.served_at, s.expires_at,
+       s.consumed_at, s.verdict, s.reason, s.closure, a.author_principal
+FROM admission.serves s
+JOIN admission.artifacts a ON a.tenant_id = s.tenant_id AND a.id = s.artifact_id
+WHERE s.tenant_id = $1 AND a.workarea_id_path <@ CAST($2::text AS ltree)
+  AND s.served_at >= $3 AND s.served_at <= $4
+ORDER BY s.served_at, s.id
+LIMIT $5
+`
+
+type EvidenceServesParams struct {
+	TenantID string
+	IDPath   string
+	FromAt   time.Time
+	ToAt     time.Time
+	MaxRows  int32
+}
+
+type EvidenceServesRow struct {
+	ID                string
+	ArtifactID        *string
+	ReviewerKeyID     string
+	ReviewerPrincipal string
+	SelfSigned        bool
+	ServedAt          time.Time
+	ExpiresAt         time.Time
+	ConsumedAt        *time.Time
+	Verdict           *string
+	Reason            *string
+	Closure           []byte
+	AuthorPrincipal   string
+}
+
+// The serves of claims in a subtree served in a time range, with their
+// verdicts, for the evidence export.
+func (q *Queries) EvidenceServes(ctx context.Context, db DBTX, arg EvidenceServesParams) ([]EvidenceServesRow, error) {
+	rows, err := db.Query(ctx, evidenceServes,
+		arg.TenantID,
+		arg.IDPath,
+		arg.FromAt,
+		arg.ToAt,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []EvidenceServesRow
+	for rows.Next() {
+		var i EvidenceServesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ArtifactID,
+			&i.ReviewerKeyID,
+			&i.ReviewerPrincipal,
+			&i.SelfSigned,
+			&i.ServedAt,
+			&i.ExpiresAt,
+			&i.ConsumedAt,
+			&i.Verdict,
+			&i.Reason,
+			&i.Closure,
+			&i.AuthorPrincipal,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const serveDecide = `-- name: ServeDecide :exec
 UPDATE admission.serves SET consumed_at = $3, verdict = $4, reason = $5, closure = $6, self_signed = $7
 WHERE tenant_id = $1 AND id = $2

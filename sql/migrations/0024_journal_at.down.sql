@@ -1,0 +1,1 @@
+DROP INDEX platform.journal_events_at;
