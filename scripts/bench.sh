@@ -44,6 +44,13 @@ go test -run '^$' -bench QuotaCheck -benchtime "${N_ADMISSION:-2000}x" -count "$
 go test -run '^$' -bench Limiter -benchtime 200000x -count "$COUNT" ./contexts/access/internal/app | tee var/bench/limiter.txt | grep '^Benchmark'
 
 echo
+echo "## The evidence export of ${EVIDENCE_EVENTS:-100000} journal events"
+echo
+echo "\`EVIDENCE_EVENTS=${EVIDENCE_EVENTS:-100000} go test -run '^\$' -bench EvidenceExport -benchtime 1x ./cmd/oml-server\`"
+echo
+EVIDENCE_EVENTS=${EVIDENCE_EVENTS:-100000} go test -run '^$' -bench EvidenceExport -benchtime 1x ./cmd/oml-server | tee var/bench/evidence.txt | grep '^Benchmark'
+
+echo
 echo "## Statements per serve (constant, not one batch per candidate) and per verdict"
 echo
 echo "\`go test -run TestServeStatementCount -v ./cmd/oml-server\`"
