@@ -93,6 +93,23 @@ func TestGrantListings(t *testing.T) {
 	if n := len(get(s.AdminKey, fmt.Sprintf("key_id=%s&epoch=%d", tm.reviewer.KeyID, first-1)).Grants); n != 0 {
 		t.Fatalf("before the first grant: %d", n)
 	}
+	// The bootstrap's grants carry their epochs too; a revoked key's
+	// grants are in force before its revocation and not after.
+	root := get(s.AdminKey, "workarea=universe&epoch=3")
+	if len(root.Grants) != 2 {
+		t.Fatalf("the bootstrap's grants at epoch 3: %+v", root)
+	}
+	temp := s.issueKey(t, "temp-1", "reader")
+	s.grant(t, temp.KeyID, "universe.procurement", "reader", "allow")
+	tempGrants := get(s.AdminKey, "key_id="+temp.KeyID)
+	s.mustOML(t, s.AdminKey, "key", "revoke", temp.KeyID)
+	if n := len(get(s.AdminKey, fmt.Sprintf("key_id=%s&epoch=%d", temp.KeyID, tempGrants.Epoch)).Grants); n != 1 {
+		t.Fatalf("a key's grants before its revocation: %d", n)
+	}
+	now := get(s.AdminKey, "workarea=universe")
+	if n := len(get(s.AdminKey, fmt.Sprintf("key_id=%s&epoch=%d", temp.KeyID, now.Epoch)).Grants); n != 0 {
+		t.Fatalf("a revoked key's grants in force after its revocation: %d", n)
+	}
 	if out := s.mustOML(t, s.AdminKey, "grant", "list", "--workarea", "universe.procurement"); strings.Count(out, "reviewer-1") != 2 || !strings.Contains(out, "dreamer.review") {
 		t.Fatalf("oml grant list: %s", out)
 	}

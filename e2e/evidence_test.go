@@ -135,7 +135,8 @@ func TestEvidenceExport(t *testing.T) {
 		}
 	}
 	check("a reason", func(g *evidence.File) { g.Serves[1].Reason = "sourced" }, "serve:"+f.Serves[1].ServeID)
-	check("a text", func(g *evidence.File) { t := "Accra quoted 413 USD/t."; g.Submissions[0].Text = &t }, "submission:"+f.Submissions[0].ArtifactID)
+	check("a claim key", func(g *evidence.File) { g.Submissions[0].ClaimKey = "z" }, "submission:"+f.Submissions[0].ArtifactID)
+	check("a state", func(g *evidence.File) { g.Submissions[1].State = "promoted" }, "submission:"+f.Submissions[1].ArtifactID)
 	check("a dropped serve", func(g *evidence.File) { g.Serves = g.Serves[1:] }, "serve:"+f.Serves[0].ServeID)
 	check("an event's actor", func(g *evidence.File) { g.Journal[len(g.Journal)-1].Actor = "key_someone" }, "event:"+strconv.FormatInt(f.Journal[len(f.Journal)-1].Seq, 10))
 	check("the manifest", func(g *evidence.File) { g.Manifest.Workarea.Path = "universe" }, "manifest")
@@ -163,6 +164,42 @@ func TestEvidenceExport(t *testing.T) {
 	if stdout, _, err := s.oml(t, s.AdminKey, "evidence", "verify", file, "--signing-key", pub); err == nil || !strings.Contains(stdout, "FAIL serve:") {
 		t.Fatalf("verify of a changed file: %v %s", err, stdout)
 	}
+	// A file's own key proves nothing: verify wants the deployment's.
+	if _, stderr, err := s.oml(t, s.AdminKey, "evidence", "verify", file); err == nil || !strings.Contains(stderr, "--signing-key is required") {
+		t.Fatalf("verify without a key: %v %s", err, stderr)
+	}
+
+	// An admin of the subtree who is denied reader on the lab exports no
+	// lab claim and sees the lab's events and the tenant's key events only
+	// as links.
+	sub := s.issueKey(t, "auditor-1", "admin")
+	s.grant(t, sub.KeyID, "universe.procurement", "admin", "allow")
+	s.grant(t, sub.KeyID, "universe.procurement", "reader", "allow")
+	s.grant(t, sub.KeyID, "universe.procurement.lab", "reader", "deny")
+	limited := filepath.Join(dir, "limited.json")
+	s.mustOML(t, sub.Token, "evidence", "export", "--workarea", "universe.procurement", "--out", limited)
+	if out := s.mustOML(t, sub.Token, "evidence", "verify", limited, "--signing-key", pub); !strings.Contains(out, "OK") {
+		t.Fatalf("verify the limited file: %s", out)
+	}
+	lraw, _ := os.ReadFile(limited)
+	var lf evidence.File
+	if err := json.Unmarshal(lraw, &lf); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range lf.Submissions {
+		if sub.WorkareaID == lab.ID {
+			t.Fatalf("a lab claim in the limited export: %+v", sub)
+		}
+	}
+	if len(lf.Submissions) != 4 {
+		t.Fatalf("the limited export holds %d submissions, want 4", len(lf.Submissions))
+	}
+	for _, e := range lf.Journal {
+		if !e.Redacted && (e.Workarea == lab.ID || strings.HasPrefix(e.Type, "key.") || strings.HasPrefix(e.Type, "ban.")) {
+			t.Fatalf("the limited export shows %s in %q", e.Type, e.Workarea)
+		}
+	}
+
 	// Only an admin of the workarea exports it.
 	for name, c := range map[string]struct {
 		key, query string

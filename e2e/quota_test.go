@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -110,6 +111,12 @@ func TestQuotasAcrossReplicas(t *testing.T) {
 	}
 	if out := s.mustOML(t, s.AdminKey, "admin", "quota", "set", "--writes-per-minute", "0"); !strings.Contains(out, "tenant writes: no limit") {
 		t.Fatalf("oml admin quota set: %s", out)
+	}
+	// A JSON-RPC batch is refused: one request per POST, one request
+	// against the key's limit.
+	batch := `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`
+	if r := s.do(t, "POST", "/mcp", tm.writer.Token, json.RawMessage(batch), "Accept", "application/json, text/event-stream"); r.Status != 400 || r.code() != "request.validation" {
+		t.Fatalf("a batch: %d %s", r.Status, r.Body)
 	}
 	// Bad settings are refused, as are other keys' attempts to set them.
 	for name, c := range map[string]struct {

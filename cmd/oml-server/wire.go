@@ -132,27 +132,24 @@ type auditAccess struct{ m *access.Module }
 
 func (a auditAccess) AdminSubtree(ctx context.Context, ref string, max int) (audit.Subtree, error) {
 	s, err := a.m.AdminSubtree(ctx, ref, max)
-	return audit.Subtree{ID: s.ID, Path: s.Path, IDPath: s.IDPath, IDs: s.IDs}, err
+	return audit.Subtree{ID: s.ID, Path: s.Path, IDPath: s.IDPath, IDs: s.IDs, Tenant: s.Tenant}, err
 }
 
 // auditAdmission adapts the admission context's records to the evidence
 // file's.
 type auditAdmission struct{ m *admission.Module }
 
-func (a auditAdmission) Evidence(ctx context.Context, tenant, idPath string, from, to time.Time, limit int) ([]audit.Claim, []audit.Serve, error) {
-	cs, ss, err := a.m.Evidence(ctx, tenant, idPath, from, to, limit)
+func (a auditAdmission) Evidence(ctx context.Context, tenant string, workareas []string, from, to time.Time, limit int) ([]audit.Claim, []audit.Serve, error) {
+	cs, ss, err := a.m.Evidence(ctx, tenant, workareas, from, to, limit)
 	if err != nil {
 		return nil, nil, err
 	}
 	claims := make([]audit.Claim, len(cs))
 	for i, c := range cs {
 		claims[i] = audit.Claim{ArtifactID: c.ID, WorkareaID: c.WorkareaID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: c.Kind,
-			State: c.State, Text: c.Text, AuthorKeyID: c.AuthorKeyID, AuthorPrincipal: c.AuthorPrincipal, SelfSigned: c.SelfSigned,
+			State: c.State, AuthorKeyID: c.AuthorKeyID, AuthorPrincipal: c.AuthorPrincipal, SelfSigned: c.SelfSigned,
 			SubmittedAt: c.SubmittedAt, PromotedAt: utcPtr(c.PromotedAt), SettledAt: utcPtr(c.SettledAt), Envelope: c.Envelope,
 			Signature: base64.StdEncoding.EncodeToString(c.Signature)}
-		if c.State == "erased" {
-			claims[i].Text = nil
-		}
 	}
 	serves := make([]audit.Serve, len(ss))
 	for i, s := range ss {

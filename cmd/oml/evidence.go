@@ -59,8 +59,8 @@ func (c *cli) evidenceCmd(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stdout, "wrote %s (%d bytes)\n", *out, len(raw))
 		return nil
 	case "verify":
-		fs := c.flags("evidence verify", "FILE [--signing-key BASE64]")
-		key := fs.String("signing-key", "", "the deployment's public key (GET /v1/signing-key); default: the key the file names")
+		fs := c.flags("evidence verify", "FILE --signing-key BASE64")
+		key := fs.String("signing-key", "", "the deployment's public key, obtained from a trusted channel (GET /v1/signing-key); required")
 		pos, err := parse(fs, rest, 1)
 		if err != nil {
 			return err
@@ -75,9 +75,8 @@ func (c *cli) evidenceCmd(ctx context.Context, args []string) error {
 		if err := dec.Decode(&f); err != nil {
 			return fmt.Errorf("evidence verify: %s is not an evidence file: %w", pos[0], err)
 		}
-		pinned := *key != ""
-		if !pinned {
-			*key = f.SigningKey
+		if *key == "" {
+			return errors.New("evidence verify: --signing-key is required: a file's own key proves nothing (get the deployment's from GET /v1/signing-key)")
 		}
 		pub, err := base64.StdEncoding.DecodeString(*key)
 		if err != nil || len(pub) != ed25519.PublicKeySize {
@@ -96,9 +95,6 @@ func (c *cli) evidenceCmd(ctx context.Context, args []string) error {
 				rep.Submissions, rep.Serves, rep.Events, rep.Redacted, rep.Flagged)
 			if rep.OK {
 				fmt.Fprintln(c.stdout, "OK: every signature, record and link verifies")
-			}
-			if !pinned {
-				fmt.Fprintln(c.stderr, "note: verified with the key the file names; pin the deployment's key with --signing-key (GET /v1/signing-key)")
 			}
 		}
 		if !rep.OK {

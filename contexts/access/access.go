@@ -204,15 +204,17 @@ func (m *Module) Limiter(replicas int, refresh time.Duration) *Limiter {
 	return m.svc.NewLimiter(replicas, refresh)
 }
 
-// Subtree is a workarea and the ids of its subtree.
+// Subtree is a workarea and the ids of its subtree the caller both
+// administers and reads; Tenant says it administers the tenant too.
 type Subtree struct {
 	ID, Path, IDPath string
 	IDs              []string
+	Tenant           bool
 }
 
 // AdminSubtree resolves a workarea the caller administers and its
 // subtree's ids (at most max, a larger one refused).
 func (m *Module) AdminSubtree(ctx context.Context, ref string, max int) (Subtree, error) {
-	w, ids, err := m.svc.AdminSubtree(ctx, ref, max)
-	return Subtree{ID: w.ID, Path: w.Path, IDPath: w.IDPath, IDs: ids}, err
+	w, ids, tenant, err := m.svc.AdminSubtree(ctx, ref, max)
+	return Subtree{ID: w.ID, Path: w.Path, IDPath: w.IDPath, IDs: ids, Tenant: tenant}, err
 }

@@ -145,8 +145,8 @@ type EvidenceClaim = postgres.EvidenceClaim
 type EvidenceServe = postgres.EvidenceServe
 
 // Evidence reads, in the caller's unit of work, the claims submitted and
-// the serves made in a subtree (idPath) in [from, to], at most limit of
-// each (limit+1 are read so the caller can refuse a range too large).
-func (m *Module) Evidence(ctx context.Context, tenant, idPath string, from, to time.Time, limit int) ([]EvidenceClaim, []EvidenceServe, error) {
-	return m.repo.Evidence(ctx, tenant, idPath, from, to, limit)
+// the serves made in the workareas in [from, to], at most limit+1 of each
+// (so the caller can refuse a range too large).
+func (m *Module) Evidence(ctx context.Context, tenant string, workareas []string, from, to time.Time, limit int) ([]EvidenceClaim, []EvidenceServe, error) {
+	return m.repo.Evidence(ctx, tenant, workareas, from, to, limit)
 }

@@ -25,10 +25,13 @@ import (
 	"github.com/omlhub/oml/platform/transport"
 )
 
-// Subtree is a workarea the caller administers and its subtree's ids.
+// Subtree is a workarea the caller administers and the ids of its
+// subtree where it holds admin and reader now; Tenant says it also
+// administers the tenant.
 type Subtree struct {
 	ID, Path, IDPath string
 	IDs              []string
+	Tenant           bool
 }
 
 // Access is the access context as the export needs it.
@@ -48,8 +51,8 @@ type (
 // Admission is the admission context as the export needs it.
 type Admission interface {
 	// Evidence reads the claims submitted and the serves made in the
-	// subtree at idPath in [from, to], up to limit+1 of each.
-	Evidence(ctx context.Context, tenant, idPath string, from, to time.Time, limit int) ([]Claim, []Serve, error)
+	// workareas ids in [from, to], up to limit+1 of each.
+	Evidence(ctx context.Context, tenant string, workareas []string, from, to time.Time, limit int) ([]Claim, []Serve, error)
 }
 
 // Snapshotter runs fn in one read-only snapshot of the database.
@@ -71,10 +74,12 @@ type Deps struct {
 }
 
 // The export's bounds: a larger subtree or range is refused, never cut.
+// Records hold no text (an envelope binds the text's SHA-256), so a file
+// stays within a few hundred MiB.
 const (
-	MaxWorkareas = 100_000
-	MaxRecords   = 200_000
-	MaxEvents    = 2_000_000
+	MaxWorkareas = 10_000
+	MaxRecords   = 100_000
+	MaxEvents    = 500_000
 )
 
 // Module is the audit context, ready to mount.
@@ -139,10 +144,10 @@ func (m *Module) Export(ctx context.Context, q Query) (*evidence.File, error) {
 			return err
 		}
 		f.Manifest.Journal.HeadSeq, f.Manifest.Journal.HeadHash = headSeq, hex.EncodeToString(headHash)
-		if err := m.segment(ctx, c.TenantID, q, in, f); err != nil {
+		if err := m.segment(ctx, c.TenantID, q, in, sub.Tenant, f); err != nil {
 			return err
 		}
-		claims, serves, err := m.d.Admission.Evidence(ctx, c.TenantID, sub.IDPath, q.From, q.To, MaxRecords)
+		claims, serves, err := m.d.Admission.Evidence(ctx, c.TenantID, sub.IDs, q.From, q.To, MaxRecords)
 		if err != nil {
 			return err
 		}
@@ -164,9 +169,9 @@ func (m *Module) Export(ctx context.Context, q Query) (*evidence.File, error) {
 }
 
 // segment reads the tenant's journal events in the range, whole inside
-// the subtree (and for keys, bans and quotas), reduced to their links
-// elsewhere.
-func (m *Module) segment(ctx context.Context, tenant string, q Query, in map[string]bool, f *evidence.File) error {
+// the subtree (and, for a tenant administrator, keys, bans and quotas),
+// reduced to their links elsewhere.
+func (m *Module) segment(ctx context.Context, tenant string, q Query, in map[string]bool, tenantAdmin bool, f *evidence.File) error {
 	first, last, err := m.d.Journal.SeqRange(ctx, tenant, q.From, q.To)
 	if err != nil || first == 0 {
 		f.Manifest.Journal.PrevHash = hex.EncodeToString(journal.Genesis())
@@ -189,11 +194,14 @@ func (m *Module) segment(ctx context.Context, tenant string, q Query, in map[str
 			if e.Seq > last {
 				break
 			}
+			if e.Seq != after+1 {
+				return fmt.Errorf("journal: seq %d follows %d: the chain has a gap (run oml admin journal verify)", e.Seq, after)
+			}
 			if e.Seq == first {
 				f.Manifest.Journal.PrevHash = hex.EncodeToString(e.PrevHash)
 			}
 			ev := evidence.Event{Seq: e.Seq, PrevHash: hex.EncodeToString(e.PrevHash), Hash: hex.EncodeToString(e.Hash)}
-			whole := in[e.Workarea] || (e.Workarea == "" && slices.ContainsFunc(tenantLevel, func(p string) bool { return strings.HasPrefix(e.Type, p) }))
+			whole := in[e.Workarea] || (tenantAdmin && e.Workarea == "" && slices.ContainsFunc(tenantLevel, func(p string) bool { return strings.HasPrefix(e.Type, p) }))
 			if whole {
 				at := e.At.UTC()
 				ev.EventID, ev.Type, ev.At, ev.Actor, ev.Workarea, ev.Subject, ev.Payload = e.ID, e.Type, &at, e.Actor, e.Workarea, e.Subject, e.Payload

@@ -172,6 +172,25 @@ func bufferBody(limit int64) func(http.Handler) http.Handler {
 	}
 }
 
+// refuseBatches refuses a JSON-RPC batch on /mcp: the stateless server
+// answers one request per POST, and each request is one against the
+// key's rate limit (a batch would carry many for one).
+func refuseBatches(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			Error(w, r, errs.Invalid("could not read the request body: %v", err))
+			return
+		}
+		if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+			Error(w, r, errs.Invalid("JSON-RPC batches are not accepted: send one request per POST (stateless MCP)"))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
 // authenticate resolves the bearer key before any dispatch; no route
 // behind it is reachable anonymously.
 func authenticate(a Authenticator) func(http.Handler) http.Handler {

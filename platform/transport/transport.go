@@ -112,7 +112,7 @@ func New(opts Options, modules ...Module) http.Handler {
 
 	r.Route("/mcp", func(r chi.Router) {
 		r.Use(checkOrigin(allowedOrigins(opts.PublicURL, opts.AllowedOrigins)))
-		r.With(authenticate(opts.Authenticator), limit(opts.Limiter, false), refuseBadURL, bufferBody(opts.MaxBodyBytes)).Post("/", tools.handler().ServeHTTP)
+		r.With(authenticate(opts.Authenticator), limit(opts.Limiter, false), refuseBadURL, bufferBody(opts.MaxBodyBytes), refuseBatches).Post("/", tools.handler().ServeHTTP)
 	})
 
 	if opts.Pages != nil {

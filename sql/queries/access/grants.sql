@@ -42,9 +42,11 @@ WHERE tenant_id = @tenant_id AND id = @id;
 
 -- name: GrantsList :many
 -- Grants of one key or on one workarea ('' for either: any), live now
--- (at_epoch < 0) or in force at at_epoch, after a grant id, in id order.
+-- (at_epoch < 0) or in force at at_epoch (made by then, not removed by
+-- then, their key not revoked by then), after a grant id, in id order.
 SELECT g.id, g.key_id, g.workarea_id, w.path AS workarea_path, g.scope, g.effect, g.created_at, g.removed_at,
-       g.created_epoch, g.removed_epoch, p.name AS principal, k.revoked_at
+       g.created_epoch, g.removed_epoch, p.name AS principal,
+       (k.revoked_at IS NOT NULL)::boolean AS key_revoked
 FROM access.grants g
 JOIN access.keys k ON k.tenant_id = g.tenant_id AND k.id = g.key_id
 JOIN access.principals p ON p.tenant_id = k.tenant_id AND p.id = k.principal_id
@@ -53,7 +55,8 @@ WHERE g.tenant_id = @tenant_id
   AND (@key_id::text = '' OR g.key_id = @key_id::text)
   AND (@workarea_id::text = '' OR g.workarea_id = @workarea_id::text)
   AND CASE WHEN @at_epoch::bigint < 0 THEN g.removed_at IS NULL
-           ELSE g.created_epoch <= @at_epoch::bigint AND (g.removed_epoch IS NULL OR g.removed_epoch > @at_epoch::bigint) END
+           ELSE g.created_epoch <= @at_epoch::bigint AND (g.removed_epoch IS NULL OR g.removed_epoch > @at_epoch::bigint)
+                AND (k.revoked_epoch IS NULL OR k.revoked_epoch > @at_epoch::bigint) END
   AND g.id > @after_id::text
 ORDER BY g.id
 LIMIT @max_rows;

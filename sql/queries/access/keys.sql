@@ -24,3 +24,6 @@ ORDER BY k.id;
 -- name: KeyRevoke :execrows
 UPDATE access.keys SET revoked_at = $3
 WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL;
+
+-- name: KeyStampRevokedEpoch :exec
+UPDATE access.keys SET revoked_epoch = $3 WHERE tenant_id = $1 AND id = $2;

@@ -39,6 +39,10 @@ SELECT w.* FROM access.workareas w
 WHERE w.tenant_id = @tenant_id
   AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> w.id_path
   AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> w.id_path)
-  AND (@after_id::text = '' OR w.id_path > (SELECT a.id_path FROM access.workareas a WHERE a.tenant_id = @tenant_id AND a.id = @after_id::text))
+  AND (@after_id::text = '' OR w.id_path > (
+        SELECT a.id_path FROM access.workareas a
+        WHERE a.tenant_id = @tenant_id AND a.id = @after_id::text
+          AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> a.id_path
+          AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> a.id_path)))
 ORDER BY w.id_path
 LIMIT @max_rows;

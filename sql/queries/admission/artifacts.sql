@@ -143,10 +143,10 @@ ORDER BY version;
 -- name: EvidenceClaims :many
 -- The claims submitted in a subtree in a time range, for the evidence
 -- export; limit+1 rows tell the caller the range is too large.
-SELECT id, workarea_id, claim_key, version, kind, state, text, author_key_id, author_principal,
+SELECT id, workarea_id, claim_key, version, kind, state, author_key_id, author_principal,
        envelope, signature, self_signed, submitted_at, promoted_at, settled_at
 FROM admission.artifacts
-WHERE tenant_id = @tenant_id AND workarea_id_path <@ CAST(sqlc.arg(id_path)::text AS ltree)
+WHERE tenant_id = @tenant_id AND workarea_id = ANY(@workareas::text[])
   AND submitted_at >= @from_at AND submitted_at <= @to_at
 ORDER BY submitted_at, id
 LIMIT @max_rows;

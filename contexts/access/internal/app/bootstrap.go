@@ -70,6 +70,9 @@ func (s *Service) Bootstrap(ctx context.Context, name string) (Bootstrapped, err
 			if err != nil {
 				return fmt.Errorf("bump epoch: %w", err)
 			}
+			if err := s.repo.GrantStampEpoch(ctx, tenant, g.ID, epoch, false); err != nil {
+				return fmt.Errorf("stamp grant epoch: %w", err)
+			}
 			if err := s.record(ctx, tenant, journal.Event{
 				Type: "grant.add", Actor: bootstrapActor, Workarea: root.ID,
 				Subject: map[string]any{"grant_id": g.ID},

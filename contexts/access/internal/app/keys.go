@@ -151,6 +151,9 @@ func (s *Service) RevokeKey(ctx context.Context, id string) (Revoked, error) {
 		if out.Epoch, err = s.repo.EpochBump(ctx, v.caller.TenantID); err != nil {
 			return fmt.Errorf("bump epoch: %w", err)
 		}
+		if err := s.repo.KeyStampRevokedEpoch(ctx, v.caller.TenantID, id, out.Epoch); err != nil {
+			return fmt.Errorf("stamp revocation epoch: %w", err)
+		}
 		out.Key = k
 		return s.record(ctx, v.caller.TenantID, journal.Event{
 			Type: "key.revoke", Actor: v.caller.KeyID,

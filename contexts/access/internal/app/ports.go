@@ -94,6 +94,8 @@ type Repository interface {
 	KeyGet(ctx context.Context, tenant, id string) (Key, error)
 	KeyList(ctx context.Context, tenant string) ([]Key, error)
 	KeyRevoke(ctx context.Context, tenant, id string, at time.Time) (bool, error)
+	// KeyStampRevokedEpoch records the epoch a key's revocation bumped.
+	KeyStampRevokedEpoch(ctx context.Context, tenant, id string, epoch int64) error
 
 	// QuotaSet sets the tenant's writes a minute (keyID "") or a key's
 	// requests a minute; 0 clears it.

@@ -201,7 +201,12 @@ func (l *Limiter) limits(ctx context.Context, tenant string) (*tenantLimits, err
 		t.q, t.loaded = q, now
 		l.mu.Unlock()
 	}
-	if t.q.WritesPerMinute == 0 && len(t.q.Keys) == 0 {
+	// Callers read t's fields under l.mu; the settings are replaced, never
+	// changed in place.
+	l.mu.Lock()
+	none := t.q.WritesPerMinute == 0 && len(t.q.Keys) == 0
+	l.mu.Unlock()
+	if none {
 		return nil, nil
 	}
 	return t, nil

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/omlhub/oml/contexts/access/internal/domain"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/ids"
 	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // Info is one workarea as a key may see it.
@@ -276,28 +278,41 @@ func (s *Service) ListWorkareas(ctx context.Context, cursor string, limit int) (
 }
 
 // AdminSubtree resolves a workarea the caller administers and lists the
-// ids of its subtree (itself included), at most max; a larger subtree is
-// refused rather than cut.
-func (s *Service) AdminSubtree(ctx context.Context, ref string, max int) (domain.Workarea, []string, error) {
+// ids of its subtree (itself included) where the caller holds both admin
+// and reader effective access now — a deny on either carves a subtree out
+// — at most max; a larger subtree is refused rather than cut. Tenant says
+// whether the caller also administers the tenant (admin on universe).
+func (s *Service) AdminSubtree(ctx context.Context, ref string, max int) (w domain.Workarea, ids []string, tenant bool, err error) {
 	v, err := s.viewOf(ctx)
 	if err != nil {
-		return domain.Workarea{}, nil, err
+		return domain.Workarea{}, nil, false, err
 	}
-	w, _, err := s.visible(ctx, v, ref, domain.ScopeAdmin)
-	if err != nil {
-		return domain.Workarea{}, nil, err
+	if w, _, err = s.visible(ctx, v, ref, domain.ScopeAdmin); err != nil {
+		return domain.Workarea{}, nil, false, err
 	}
-	ws, err := s.repo.WorkareasReadable(ctx, v.caller.TenantID, []string{w.IDPath}, nil, "", max+1)
+	adminAllow, adminDeny, err := s.Subtrees(ctx, domain.ScopeAdmin)
 	if err != nil {
-		return domain.Workarea{}, nil, fmt.Errorf("list the subtree: %w", err)
+		return domain.Workarea{}, nil, false, err
+	}
+	readAllow, readDeny, err := s.Subtrees(ctx, domain.ScopeReader)
+	if err != nil {
+		return domain.Workarea{}, nil, false, err
+	}
+	deny := append(slices.Clone(adminDeny), readDeny...)
+	ws, err := s.repo.WorkareasReadable(ctx, v.caller.TenantID, []string{w.IDPath}, deny, "", max+1)
+	if err != nil {
+		return domain.Workarea{}, nil, false, fmt.Errorf("list the subtree: %w", err)
 	}
 	if len(ws) > max {
-		return domain.Workarea{}, nil, errs.New(errs.LimitCeiling, "an evidence export covers at most "+strconv.Itoa(max)+" workareas",
+		return domain.Workarea{}, nil, false, errs.New(errs.LimitCeiling, "an evidence export covers at most "+strconv.Itoa(max)+" workareas",
 			"workarea %s has more than %d workareas under it; export a smaller subtree", w.ID, max)
 	}
-	ids := make([]string, len(ws))
-	for i, x := range ws {
-		ids[i] = x.ID
+	admin, reader := scope.Subtrees{Allow: adminAllow}, scope.Subtrees{Allow: readAllow}
+	for _, x := range ws {
+		if admin.Contains(x.IDPath) && reader.Contains(x.IDPath) {
+			ids = append(ids, x.ID)
+		}
 	}
-	return w, ids, nil
+	_, _, rootErr := s.adminAtRoot(ctx)
+	return w, ids, rootErr == nil, nil
 }

@@ -19,10 +19,11 @@ import (
 )
 
 type keyRow struct {
-	tenant   string
-	key      app.Key
-	selector string
-	verifier []byte
+	tenant       string
+	key          app.Key
+	selector     string
+	verifier     []byte
+	revokedEpoch *int64
 }
 
 type grantRow struct {
@@ -485,6 +486,9 @@ func (s *Store) GrantsList(_ context.Context, tenant string, f app.GrantFilter) 
 		if f.AtEpoch >= 0 && (r.createdEpoch == nil || *r.createdEpoch > f.AtEpoch || (r.removedEpoch != nil && *r.removedEpoch <= f.AtEpoch)) {
 			continue
 		}
+		if k, ok := s.keys[g.KeyID]; ok && f.AtEpoch >= 0 && k.revokedEpoch != nil && *k.revokedEpoch <= f.AtEpoch {
+			continue
+		}
 		lg := app.ListedGrant{Grant: g, WorkareaPath: s.workareas[g.WorkareaID].Path, CreatedEpoch: r.createdEpoch, RemovedEpoch: r.removedEpoch}
 		if k, ok := s.keys[g.KeyID]; ok {
 			lg.Principal, lg.KeyRevoked = k.key.Principal.Name, k.key.RevokedAt != nil
@@ -524,7 +528,7 @@ func (s *Store) WorkareasReadable(_ context.Context, tenant string, allow, deny 
 	after := ""
 	if afterID != "" {
 		w, ok := s.workareas[afterID]
-		if !ok || s.wTenant[afterID] != tenant {
+		if !ok || s.wTenant[afterID] != tenant || !within.Contains(w.IDPath) {
 			return nil, nil
 		}
 		after = w.IDPath
@@ -577,4 +581,14 @@ func (s *Store) QuotasOf(_ context.Context, tenant string) (app.Quotas, error) {
 		q.Keys[k] = v
 	}
 	return q, nil
+}
+
+// KeyStampRevokedEpoch records the epoch a key's revocation bumped.
+func (s *Store) KeyStampRevokedEpoch(_ context.Context, tenant, id string, epoch int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.keys[id]; ok && r.tenant == tenant {
+		r.revokedEpoch = &epoch
+	}
+	return nil
 }

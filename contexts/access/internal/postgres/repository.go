@@ -419,7 +419,7 @@ func (r *Repository) GrantsList(ctx context.Context, tenant string, f app.GrantF
 		out[i] = app.ListedGrant{
 			Grant: app.Grant{ID: row.ID, KeyID: row.KeyID, WorkareaID: row.WorkareaID, Scope: scope, Effect: domain.Effect(row.Effect),
 				CreatedAt: row.CreatedAt, RemovedAt: row.RemovedAt},
-			Principal: row.Principal, WorkareaPath: row.WorkareaPath, KeyRevoked: row.RevokedAt != nil,
+			Principal: row.Principal, WorkareaPath: row.WorkareaPath, KeyRevoked: row.KeyRevoked,
 			CreatedEpoch: row.CreatedEpoch, RemovedEpoch: row.RemovedEpoch,
 		}
 	}
@@ -485,4 +485,9 @@ func (r *Repository) QuotasOf(ctx context.Context, tenant string) (app.Quotas, e
 		}
 	}
 	return q, nil
+}
+
+// KeyStampRevokedEpoch records the epoch a key's revocation bumped.
+func (r *Repository) KeyStampRevokedEpoch(ctx context.Context, tenant, id string, epoch int64) error {
+	return translate(r.q.KeyStampRevokedEpoch(ctx, r.conn(ctx), dbsqlc.KeyStampRevokedEpochParams{TenantID: tenant, ID: id, RevokedEpoch: &epoch}))
 }

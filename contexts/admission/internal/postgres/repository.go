@@ -458,7 +458,6 @@ type EvidenceClaim struct {
 	ID, WorkareaID, ClaimKey string
 	Version                  int
 	Kind, State              string
-	Text                     *string
 	AuthorKeyID              string
 	AuthorPrincipal          string
 	Envelope                 json.RawMessage
@@ -482,18 +481,21 @@ type EvidenceServe struct {
 }
 
 // Evidence reads a subtree's claims and serves in a time range.
-func (r *Repository) Evidence(ctx context.Context, tenant, idPath string, from, to time.Time, limit int) ([]EvidenceClaim, []EvidenceServe, error) {
-	crows, err := r.q.EvidenceClaims(ctx, r.conn(ctx), dbsqlc.EvidenceClaimsParams{TenantID: tenant, IDPath: idPath, FromAt: from, ToAt: to, MaxRows: int32(limit + 1)})
+func (r *Repository) Evidence(ctx context.Context, tenant string, workareas []string, from, to time.Time, limit int) ([]EvidenceClaim, []EvidenceServe, error) {
+	if workareas == nil {
+		workareas = []string{}
+	}
+	crows, err := r.q.EvidenceClaims(ctx, r.conn(ctx), dbsqlc.EvidenceClaimsParams{TenantID: tenant, Workareas: workareas, FromAt: from, ToAt: to, MaxRows: int32(limit + 1)})
 	if err != nil {
 		return nil, nil, translate(err)
 	}
 	claims := make([]EvidenceClaim, len(crows))
 	for i, c := range crows {
 		claims[i] = EvidenceClaim{ID: c.ID, WorkareaID: c.WorkareaID, ClaimKey: c.ClaimKey, Version: int(c.Version), Kind: c.Kind, State: c.State,
-			Text: c.Text, AuthorKeyID: c.AuthorKeyID, AuthorPrincipal: c.AuthorPrincipal, Envelope: c.Envelope, Signature: c.Signature,
+			AuthorKeyID: c.AuthorKeyID, AuthorPrincipal: c.AuthorPrincipal, Envelope: c.Envelope, Signature: c.Signature,
 			SelfSigned: c.SelfSigned, SubmittedAt: c.SubmittedAt.UTC(), PromotedAt: c.PromotedAt, SettledAt: c.SettledAt}
 	}
-	srows, err := r.q.EvidenceServes(ctx, r.conn(ctx), dbsqlc.EvidenceServesParams{TenantID: tenant, IDPath: idPath, FromAt: from, ToAt: to, MaxRows: int32(limit + 1)})
+	srows, err := r.q.EvidenceServes(ctx, r.conn(ctx), dbsqlc.EvidenceServesParams{TenantID: tenant, Workareas: workareas, FromAt: from, ToAt: to, MaxRows: int32(limit + 1)})
 	if err != nil {
 		return nil, nil, translate(err)
 	}

@@ -55,6 +55,12 @@ func (s *Service) readable(ctx context.Context, ref string) (Workarea, error) {
 // workarea; a session the caller may not read is access.not_found, exactly
 // as a missing one (a foreign tenant's included).
 func (s *Service) session(ctx context.Context, tenant, id string) (domain.Session, Workarea, error) {
+	return s.sessionFor(ctx, tenant, id, false)
+}
+
+// sessionFor is session; with adminOnly an admin of the workarea that does
+// not read it (an operator) finds it too (reassignment).
+func (s *Service) sessionFor(ctx context.Context, tenant, id string, adminOnly bool) (domain.Session, Workarea, error) {
 	if !ids.Has(ids.Session, id) {
 		return domain.Session{}, Workarea{}, notFound("session")
 	}
@@ -66,7 +72,7 @@ func (s *Service) session(ctx context.Context, tenant, id string) (domain.Sessio
 		return domain.Session{}, Workarea{}, fmt.Errorf("load session: %w", err)
 	}
 	w, err := s.Access.Workarea(ctx, sess.WorkareaID)
-	if errs.Is(err, errs.NotFound) || (err == nil && !w.Reader && !w.Admin) {
+	if errs.Is(err, errs.NotFound) || (err == nil && !w.Reader && !(adminOnly && w.Admin)) {
 		return domain.Session{}, Workarea{}, notFound("session")
 	}
 	return sess, w, err
@@ -183,7 +189,7 @@ func (s *Service) Reassign(ctx context.Context, id, toKey string) (domain.Sessio
 	}
 	var out domain.Session
 	err := s.Tx.InTx(ctx, func(ctx context.Context) error {
-		sess, w, err := s.session(ctx, c.TenantID, id)
+		sess, w, err := s.sessionFor(ctx, c.TenantID, id, true)
 		if err != nil {
 			return err
 		}
@@ -220,7 +226,7 @@ func (s *Service) Reassign(ctx context.Context, id, toKey string) (domain.Sessio
 			return fmt.Errorf("set active: %w", err)
 		}
 		out = sess
-		if c.Role == "operator" {
+		if !w.Reader { // an operator, or an admin denied reader there
 			out.HandoffNote = ""
 		}
 		return s.record(ctx, c, "session.reassign", sess, map[string]any{"from_owner": from, "to_key_id": to.KeyID})

@@ -218,7 +218,8 @@ func (q *Queries) GrantStampEpoch(ctx context.Context, db DBTX, arg GrantStampEp
 
 const grantsList = `-- name: GrantsList :many
 SELECT g.id, g.key_id, g.workarea_id, w.path AS workarea_path, g.scope, g.effect, g.created_at, g.removed_at,
-       g.created_epoch, g.removed_epoch, p.name AS principal, k.revoked_at
+       g.created_epoch, g.removed_epoch, p.name AS principal,
+       (k.revoked_at IS NOT NULL)::boolean AS key_revoked
 FROM access.grants g
 JOIN access.keys k ON k.tenant_id = g.tenant_id AND k.id = g.key_id
 JOIN access.principals p ON p.tenant_id = k.tenant_id AND p.id = k.principal_id
@@ -227,7 +228,8 @@ WHERE g.tenant_id = $1
   AND ($2::text = '' OR g.key_id = $2::text)
   AND ($3::text = '' OR g.workarea_id = $3::text)
   AND CASE WHEN $4::bigint < 0 THEN g.removed_at IS NULL
-           ELSE g.created_epoch <= $4::bigint AND (g.removed_epoch IS NULL OR g.removed_epoch > $4::bigint) END
+           ELSE g.created_epoch <= $4::bigint AND (g.removed_epoch IS NULL OR g.removed_epoch > $4::bigint)
+                AND (k.revoked_epoch IS NULL OR k.revoked_epoch > $4::bigint) END
   AND g.id > $5::text
 ORDER BY g.id
 LIMIT $6
@@ -254,11 +256,12 @@ type GrantsListRow struct {
 	CreatedEpoch *int64
 	RemovedEpoch *int64
 	Principal    string
-	RevokedAt    *time.Time
+	KeyRevoked   bool
 }
 
 // Grants of one key or on one workarea (” for either: any), live now
-// (at_epoch < 0) or in force at at_epoch, after a grant id, in id order.
+// (at_epoch < 0) or in force at at_epoch (made by then, not removed by
+// then, their key not revoked by then), after a grant id, in id order.
 func (q *Queries) GrantsList(ctx context.Context, db DBTX, arg GrantsListParams) ([]GrantsListRow, error) {
 	rows, err := db.Query(ctx, grantsList,
 		arg.TenantID,
@@ -287,7 +290,7 @@ func (q *Queries) GrantsList(ctx context.Context, db DBTX, arg GrantsListParams)
 			&i.CreatedEpoch,
 			&i.RemovedEpoch,
 			&i.Principal,
-			&i.RevokedAt,
+			&i.KeyRevoked,
 		); err != nil {
 			return nil, err
 		}

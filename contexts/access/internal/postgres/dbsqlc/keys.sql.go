@@ -126,6 +126,21 @@ func (q *Queries) KeyRevoke(ctx context.Context, db DBTX, arg KeyRevokeParams) (
 	return result.RowsAffected(), nil
 }
 
+const keyStampRevokedEpoch = `-- name: KeyStampRevokedEpoch :exec
+UPDATE access.keys SET revoked_epoch = $3 WHERE tenant_id = $1 AND id = $2
+`
+
+type KeyStampRevokedEpochParams struct {
+	TenantID     string
+	ID           string
+	RevokedEpoch *int64
+}
+
+func (q *Queries) KeyStampRevokedEpoch(ctx context.Context, db DBTX, arg KeyStampRevokedEpochParams) error {
+	_, err := db.Exec(ctx, keyStampRevokedEpoch, arg.TenantID, arg.ID, arg.RevokedEpoch)
+	return err
+}
+
 const keysList = `-- name: KeysList :many
 SELECT k.id, k.role, k.created_at, k.revoked_at, p.id AS principal_id, p.name AS principal
 FROM access.keys k

@@ -822,21 +822,21 @@ func (q *Queries) ArtifactsRecentPromoted(ctx context.Context, db DBTX, arg Arti
 }
 
 const evidenceClaims = `-- name: EvidenceClaims :many
-SELECT id, workarea_id, claim_key, version, kind, state, text, author_key_id, author_principal,
+SELECT id, workarea_id, claim_key, version, kind, state, author_key_id, author_principal,
        envelope, signature, self_signed, submitted_at, promoted_at, settled_at
 FROM admission.artifacts
-WHERE tenant_id = $1 AND workarea_id_path <@ CAST($2::text AS ltree)
+WHERE tenant_id = $1 AND workarea_id = ANY($2::text[])
   AND submitted_at >= $3 AND submitted_at <= $4
 ORDER BY submitted_at, id
 LIMIT $5
 `
 
 type EvidenceClaimsParams struct {
-	TenantID string
-	IDPath   string
-	FromAt   time.Time
-	ToAt     time.Time
-	MaxRows  int32
+	TenantID  string
+	Workareas []string
+	FromAt    time.Time
+	ToAt      time.Time
+	MaxRows   int32
 }
 
 type EvidenceClaimsRow struct {
@@ -846,7 +846,6 @@ type EvidenceClaimsRow struct {
 	Version         int32
 	Kind            string
 	State           string
-	Text            *string
 	AuthorKeyID     string
 	AuthorPrincipal string
 	Envelope        []byte
@@ -862,7 +861,7 @@ type EvidenceClaimsRow struct {
 func (q *Queries) EvidenceClaims(ctx context.Context, db DBTX, arg EvidenceClaimsParams) ([]EvidenceClaimsRow, error) {
 	rows, err := db.Query(ctx, evidenceClaims,
 		arg.TenantID,
-		arg.IDPath,
+		arg.Workareas,
 		arg.FromAt,
 		arg.ToAt,
 		arg.MaxRows,
@@ -881,7 +880,6 @@ func (q *Queries) EvidenceClaims(ctx context.Context, db DBTX, arg EvidenceClaim
 			&i.Version,
 			&i.Kind,
 			&i.State,
-			&i.Text,
 			&i.AuthorKeyID,
 			&i.AuthorPrincipal,
 			&i.Envelope,

@@ -15,18 +15,18 @@ SELECT s.id, s.artifact_id, s.reviewer_key_id, s.reviewer_principal, s.self_sign
        s.consumed_at, s.verdict, s.reason, s.closure, a.author_principal
 FROM admission.serves s
 JOIN admission.artifacts a ON a.tenant_id = s.tenant_id AND a.id = s.artifact_id
-WHERE s.tenant_id = $1 AND a.workarea_id_path <@ CAST($2::text AS ltree)
+WHERE s.tenant_id = $1 AND a.workarea_id = ANY($2::text[])
   AND s.served_at >= $3 AND s.served_at <= $4
 ORDER BY s.served_at, s.id
 LIMIT $5
 `
 
 type EvidenceServesParams struct {
-	TenantID string
-	IDPath   string
-	FromAt   time.Time
-	ToAt     time.Time
-	MaxRows  int32
+	TenantID  string
+	Workareas []string
+	FromAt    time.Time
+	ToAt      time.Time
+	MaxRows   int32
 }
 
 type EvidenceServesRow struct {
@@ -49,7 +49,7 @@ type EvidenceServesRow struct {
 func (q *Queries) EvidenceServes(ctx context.Context, db DBTX, arg EvidenceServesParams) ([]EvidenceServesRow, error) {
 	rows, err := db.Query(ctx, evidenceServes,
 		arg.TenantID,
-		arg.IDPath,
+		arg.Workareas,
 		arg.FromAt,
 		arg.ToAt,
 		arg.MaxRows,

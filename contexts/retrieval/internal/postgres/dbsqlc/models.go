@@ -37,15 +37,16 @@ type AccessGrant struct {
 }
 
 type AccessKey struct {
-	TenantID    string
-	ID          string
-	PrincipalID string
-	Role        string
-	Selector    []byte
-	Verifier    []byte
-	CreatedBy   *string
-	CreatedAt   time.Time
-	RevokedAt   *time.Time
+	TenantID     string
+	ID           string
+	PrincipalID  string
+	Role         string
+	Selector     []byte
+	Verifier     []byte
+	CreatedBy    *string
+	CreatedAt    time.Time
+	RevokedAt    *time.Time
+	RevokedEpoch *int64
 }
 
 type AccessPrincipal struct {

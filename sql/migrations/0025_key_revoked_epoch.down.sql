@@ -1,0 +1,1 @@
+ALTER TABLE access.keys DROP COLUMN revoked_epoch;
