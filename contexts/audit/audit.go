@@ -218,27 +218,16 @@ func (m *Module) segment(ctx context.Context, tenant string, q Query, in map[str
 
 // export is GET /v1/evidence?workarea=&from=&to=: the file itself.
 func (m *Module) export(w http.ResponseWriter, r *http.Request) error {
-	var q Query
-	for name, vals := range r.URL.Query() {
-		if len(vals) != 1 {
-			return errs.Invalid("GET /v1/evidence: %s given %d times", name, len(vals))
-		}
-		v := vals[0]
-		switch name {
-		case "workarea":
-			q.Workarea = v
-		case "from", "to":
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
+	params, err := transport.Query(r, "workarea", "from", "to")
+	if err != nil {
+		return err
+	}
+	q := Query{Workarea: params["workarea"]}
+	for name, dst := range map[string]*time.Time{"from": &q.From, "to": &q.To} {
+		if v := params[name]; v != "" {
+			if *dst, err = time.Parse(time.RFC3339Nano, v); err != nil {
 				return errs.Invalid("%s: want an RFC 3339 time such as 2026-12-01T00:00:00Z, got %q", name, v)
 			}
-			if name == "from" {
-				q.From = t
-			} else {
-				q.To = t
-			}
-		default:
-			return errs.Invalid("GET /v1/evidence: unknown parameter %q (want workarea, from, to)", name)
 		}
 	}
 	f, err := m.Export(r.Context(), q)

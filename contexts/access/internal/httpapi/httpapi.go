@@ -370,35 +370,20 @@ func (h *Handlers) verifyJournal(w http.ResponseWriter, r *http.Request) error {
 
 // listGrants is GET /v1/grants?key_id=&workarea=&epoch=&cursor=&limit=.
 func (h *Handlers) listGrants(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	var in app.GrantQuery
-	for name, vals := range q {
-		if len(vals) != 1 {
-			return errs.Invalid("GET /v1/grants: %s given %d times", name, len(vals))
+	q, err := transport.Query(r, "key_id", "workarea", "epoch", "cursor", "limit")
+	if err != nil {
+		return err
+	}
+	in := app.GrantQuery{KeyID: q["key_id"], Workarea: q["workarea"], Cursor: q["cursor"]}
+	if in.Limit, err = transport.QueryInt(q, "limit"); err != nil {
+		return err
+	}
+	if v := q["epoch"]; v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return errs.Invalid("epoch: want a permission_epoch, got %q", v)
 		}
-		v := vals[0]
-		switch name {
-		case "key_id":
-			in.KeyID = v
-		case "workarea":
-			in.Workarea = v
-		case "cursor":
-			in.Cursor = v
-		case "epoch":
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return errs.Invalid("epoch: want a permission_epoch, got %q", v)
-			}
-			in.Epoch = &n
-		case "limit":
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return errs.Invalid("limit: want an integer, got %q", v)
-			}
-			in.Limit = n
-		default:
-			return errs.Invalid("GET /v1/grants: unknown parameter %q (want key_id, workarea, epoch, cursor, limit)", name)
-		}
+		in.Epoch = &n
 	}
 	page, err := h.svc.ListGrants(r.Context(), in)
 	if err != nil {
@@ -444,26 +429,15 @@ func utcPtr(t *time.Time) *time.Time {
 // listWorkareas is GET /v1/workareas?cursor=&limit=: the tree the key
 // reads, parents before children.
 func (h *Handlers) listWorkareas(w http.ResponseWriter, r *http.Request) error {
-	var cursor string
-	var limit int
-	for name, vals := range r.URL.Query() {
-		if len(vals) != 1 {
-			return errs.Invalid("GET /v1/workareas: %s given %d times", name, len(vals))
-		}
-		switch name {
-		case "cursor":
-			cursor = vals[0]
-		case "limit":
-			n, err := strconv.Atoi(vals[0])
-			if err != nil {
-				return errs.Invalid("limit: want an integer, got %q", vals[0])
-			}
-			limit = n
-		default:
-			return errs.Invalid("GET /v1/workareas: unknown parameter %q (want cursor, limit)", name)
-		}
+	q, err := transport.Query(r, "cursor", "limit")
+	if err != nil {
+		return err
 	}
-	page, err := h.svc.ListWorkareas(r.Context(), cursor, limit)
+	limit, err := transport.QueryInt(q, "limit")
+	if err != nil {
+		return err
+	}
+	page, err := h.svc.ListWorkareas(r.Context(), q["cursor"], limit)
 	if err != nil {
 		return err
 	}

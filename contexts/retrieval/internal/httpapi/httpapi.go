@@ -11,7 +11,6 @@ import (
 
 	"github.com/omlhub/oml/contexts/retrieval/internal/app"
 	"github.com/omlhub/oml/contexts/retrieval/internal/wire"
-	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/transport"
 )
 
@@ -29,28 +28,13 @@ func (h *Handlers) Routes(r chi.Router) {
 
 // readLog is GET /v1/read-log?key_id=&workarea=&cursor=&limit=.
 func (h *Handlers) readLog(w http.ResponseWriter, r *http.Request) error {
-	var q app.ReadLogQuery
-	for name, vals := range r.URL.Query() {
-		if len(vals) != 1 {
-			return errs.Invalid("GET /v1/read-log: %s given %d times", name, len(vals))
-		}
-		v := vals[0]
-		switch name {
-		case "key_id":
-			q.KeyID = v
-		case "workarea":
-			q.Workarea = v
-		case "cursor":
-			q.Cursor = v
-		case "limit":
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return errs.Invalid("limit: want an integer, got %q", v)
-			}
-			q.Limit = n
-		default:
-			return errs.Invalid("GET /v1/read-log: unknown parameter %q (want key_id, workarea, cursor, limit)", name)
-		}
+	params, err := transport.Query(r, "key_id", "workarea", "cursor", "limit")
+	if err != nil {
+		return err
+	}
+	q := app.ReadLogQuery{KeyID: params["key_id"], Workarea: params["workarea"], Cursor: params["cursor"]}
+	if q.Limit, err = transport.QueryInt(params, "limit"); err != nil {
+		return err
 	}
 	page, err := h.svc.ListReadLog(r.Context(), q)
 	if err != nil {
