@@ -120,7 +120,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		Pages:          pages,
 		Limiter:        acc.Limiter(cfg.Replicas, cfg.QuotaRefresh),
 	}
-	aud := audit.New(audit.Deps{DB: db, Journal: j, Access: auditAccess{acc}, Admission: auditAdmission{adm}, Signer: k.signing,
+	aud := audit.New(audit.Deps{Tx: db, Journal: j, Access: auditAccess{acc}, Admission: auditAdmission{adm}, Signer: k.signing,
 		ReciprocalRate: cfg.ReciprocalRate})
 	modules := []transport.Module{acc, adm, lin, ret, att, inb, ses, aud}
 	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, idempotency: idem, listener: listener,
@@ -129,6 +129,16 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 
 // auditAccess adapts the access context to the audit context's port.
 type auditAccess struct{ m *access.Module }
+
+func (a auditAccess) AdminOn(ctx context.Context, ref string) (string, error) {
+	return a.m.AdminOn(ctx, ref)
+}
+
+func (a auditAccess) KeyInTenant(ctx context.Context, id string) error {
+	return a.m.KeyInTenant(ctx, id)
+}
+
+func (a auditAccess) AdministersTenant(ctx context.Context) error { return a.m.AdministersTenant(ctx) }
 
 func (a auditAccess) AdminSubtree(ctx context.Context, ref string, max int) (audit.Subtree, error) {
 	s, err := a.m.AdminSubtree(ctx, ref, max)

@@ -24,8 +24,11 @@ func (c *cli) admin(ctx context.Context, args []string) error {
 	if len(args) >= 1 && args[0] == "quota" {
 		return c.quota(ctx, args[1:])
 	}
+	if len(args) >= 1 && args[0] == "simulation" {
+		return c.simulationCmd(ctx, args[1:])
+	}
 	fmt.Fprint(c.stderr, usage)
-	return fmt.Errorf("admin: unknown subcommand %q (want journal verify, upload-limit, read-log or quota)", strings.Join(args, " "))
+	return fmt.Errorf("admin: unknown subcommand %q (want journal verify, upload-limit, read-log, quota or simulation)", strings.Join(args, " "))
 }
 
 // uploadLimit shows or sets the tenant's attachment size ceiling.

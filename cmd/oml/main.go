@@ -105,6 +105,11 @@ commands:
   admin quota show                  the tenant's write quota and the keys' request limits
   admin quota set --writes-per-minute N | --key KEY_ID --requests-per-minute N
                                     set them (0 clears; each replica enforces N/OML_REPLICAS)
+  admin simulation create --workarea W --name NAME --audience KEY_ID,…
+  admin simulation end SIMULATION_ID
+  admin simulation list             simulations (D10): a workarea's subtree and an audience of
+                                    keys (admin or operator); writes carrying one are not yet
+                                    accepted
   admin upload-limit [BYTES]        show the tenant's attachment size ceiling, or set it (at
                                     most the deployment's; 0 falls back to the deployment's)
   version                           show this CLI's build and the server's

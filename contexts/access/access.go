@@ -218,3 +218,13 @@ func (m *Module) AdminSubtree(ctx context.Context, ref string, max int) (Subtree
 	w, ids, tenant, err := m.svc.AdminSubtree(ctx, ref, max)
 	return Subtree{ID: w.ID, Path: w.Path, IDPath: w.IDPath, IDs: ids, Tenant: tenant}, err
 }
+
+// AdminOn resolves a workarea the caller holds admin on and returns its id.
+func (m *Module) AdminOn(ctx context.Context, ref string) (string, error) {
+	w, err := m.svc.AdminOn(ctx, ref)
+	return w.ID, err
+}
+
+// KeyInTenant is access.not_found unless id is a key of the caller's
+// tenant.
+func (m *Module) KeyInTenant(ctx context.Context, id string) error { return m.svc.KeyInTenant(ctx, id) }

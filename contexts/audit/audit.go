@@ -2,7 +2,8 @@
 // /v1/evidence). It owns no table: it reads the journal, and the access
 // and admission contexts through ports, in one snapshot, and signs what it
 // read with the deployment's key (see package evidence for the file and
-// its offline check). Simulations (D10) will live here too.
+// its offline check); and simulations (D10): their records and audiences,
+// in its own schema (audit).
 package audit
 
 import (
@@ -19,9 +20,11 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/omlhub/oml/contexts/audit/evidence"
+	"github.com/omlhub/oml/contexts/audit/internal/postgres/dbsqlc"
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/platform/transport"
 )
 
@@ -34,12 +37,20 @@ type Subtree struct {
 	Tenant           bool
 }
 
-// Access is the access context as the export needs it.
+// Access is the access context as the audit context needs it.
 type Access interface {
 	// AdminSubtree resolves a workarea the caller administers (else the
 	// typed refusal) and lists its subtree, at most max (else
 	// limit.ceiling).
 	AdminSubtree(ctx context.Context, ref string, max int) (Subtree, error)
+	// AdminOn resolves a workarea the caller (admin or operator) holds
+	// admin on and returns its id.
+	AdminOn(ctx context.Context, ref string) (string, error)
+	// KeyInTenant is access.not_found unless keyID is a key of the
+	// caller's tenant.
+	KeyInTenant(ctx context.Context, keyID string) error
+	// AdministersTenant is nil for an admin or operator on universe.
+	AdministersTenant(ctx context.Context) error
 }
 
 // Claim and Serve are the admission context's records.
@@ -55,14 +66,11 @@ type Admission interface {
 	Evidence(ctx context.Context, tenant string, workareas []string, from, to time.Time, limit int) ([]Claim, []Serve, error)
 }
 
-// Snapshotter runs fn in one read-only snapshot of the database.
-type Snapshotter interface {
-	InSnapshot(ctx context.Context, fn func(context.Context) error) error
-}
-
 // Deps are what the context needs.
 type Deps struct {
-	DB        Snapshotter
+	// Tx runs units of work and snapshots; the simulations' tables are
+	// the context's own (schema audit).
+	Tx        *pg.DB
 	Journal   *journal.Journal
 	Access    Access
 	Admission Admission
@@ -83,7 +91,10 @@ const (
 )
 
 // Module is the audit context, ready to mount.
-type Module struct{ d Deps }
+type Module struct {
+	d Deps
+	q *dbsqlc.Queries
+}
 
 // New assembles the context.
 func New(d Deps) *Module {
@@ -93,13 +104,17 @@ func New(d Deps) *Module {
 	if d.ReciprocalRate <= 0 {
 		d.ReciprocalRate = 0.5
 	}
-	return &Module{d: d}
+	return &Module{d: d, q: dbsqlc.New()}
 }
 
-// Routes registers GET /v1/evidence.
-func (m *Module) Routes(r chi.Router) { r.Get("/evidence", transport.Handler(m.export)) }
+// Routes registers GET /v1/evidence and the simulations' routes.
+func (m *Module) Routes(r chi.Router) {
+	r.Get("/evidence", transport.Handler(m.export))
+	m.simulationRoutes(r)
+}
 
-// Tools registers nothing: the export is an admin's HTTP verb.
+// Tools registers nothing: the export and simulations are HTTP verbs of
+// admins and operators (R1).
 func (m *Module) Tools(*transport.Tools) {}
 
 // Query is one export's scope.
@@ -128,7 +143,7 @@ func (m *Module) Export(ctx context.Context, q Query) (*evidence.File, error) {
 		return nil, errs.Invalid("from %s is after to %s", q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
 	}
 	f := &evidence.File{Submissions: []evidence.Submission{}, Serves: []evidence.Serve{}, Journal: []evidence.Event{}}
-	err = m.d.DB.InSnapshot(ctx, func(ctx context.Context) error {
+	err = m.d.Tx.InSnapshot(ctx, func(ctx context.Context) error {
 		sub, err := m.d.Access.AdminSubtree(ctx, q.Workarea, MaxWorkareas)
 		if err != nil {
 			return err

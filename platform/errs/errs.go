@@ -63,6 +63,8 @@ const (
 	JournalBroken    Code = "journal.broken"
 	InboxConflict    Code = "inbox.conflict"
 	SessionConflict  Code = "session.conflict"
+	SimulationExists Code = "simulation.name_conflict"
+	SimulationEnded  Code = "simulation.ended"
 	internalMasked        = "internal error; it has been logged"
 )
 
@@ -186,6 +188,8 @@ var statusByCode = map[Code]int{
 	Unavailable:      http.StatusServiceUnavailable,
 	JournalBroken:    http.StatusConflict,
 	InboxConflict:    http.StatusConflict,
+	SimulationExists: http.StatusConflict,
+	SimulationEnded:  http.StatusConflict,
 	Internal:         http.StatusInternalServerError,
 }
 

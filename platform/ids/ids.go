@@ -31,6 +31,7 @@ const (
 	Request      Prefix = "req"
 	Subscription Prefix = "sub"
 	WebSession   Prefix = "web"
+	Simulation   Prefix = "sim"
 )
 
 // New returns a fresh identifier of the given kind. Its 80 random bits come

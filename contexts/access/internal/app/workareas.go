@@ -316,3 +316,25 @@ func (s *Service) AdminSubtree(ctx context.Context, ref string, max int) (w doma
 	_, _, rootErr := s.adminAtRoot(ctx)
 	return w, ids, rootErr == nil, nil
 }
+
+// AdminOn resolves a workarea the caller holds admin on (an admin or an
+// operator through its grants).
+func (s *Service) AdminOn(ctx context.Context, ref string) (domain.Workarea, error) {
+	v, err := s.viewOf(ctx)
+	if err != nil {
+		return domain.Workarea{}, err
+	}
+	w, _, err := s.visible(ctx, v, ref, domain.ScopeAdmin)
+	return w, err
+}
+
+// KeyInTenant is access.not_found unless id is a key of the caller's
+// tenant.
+func (s *Service) KeyInTenant(ctx context.Context, id string) error {
+	c, err := caller(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = s.keyIn(ctx, c.TenantID, id)
+	return err
+}

@@ -221,6 +221,23 @@ type AttachmentsTenantLimit struct {
 	UpdatedAt      time.Time
 }
 
+type AuditSimulation struct {
+	TenantID   string
+	ID         string
+	WorkareaID string
+	Name       string
+	CreatedBy  string
+	CreatedAt  time.Time
+	EndedBy    *string
+	EndedAt    *time.Time
+}
+
+type AuditSimulationAudience struct {
+	TenantID     string
+	SimulationID string
+	KeyID        string
+}
+
 type InboxAttentionCursor struct {
 	TenantID    string
 	PrincipalID string
