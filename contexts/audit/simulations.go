@@ -37,8 +37,6 @@ const MaxAudience = 1000
 
 var simulationName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
-const ruleSimulation = "simulations are made and ended by an admin or operator with admin on their workarea (D10)"
-
 // CreateSimulation starts a simulation in a workarea the caller (admin or
 // operator) administers, with an audience of the tenant's keys; journalled
 // as simulation.create.
