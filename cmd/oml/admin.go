@@ -147,11 +147,7 @@ func (c *cli) readLog(ctx context.Context, args []string) error {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if page.NextCursor != nil {
-				_, err := fmt.Fprintf(w, "(more: --cursor %s)\n", *page.NextCursor)
-				return err
-			}
-			return nil
+			return printMore(w, page.NextCursor)
 		})
 	return err
 }

@@ -78,3 +78,12 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// printMore says how to go on from a paged listing (nothing at its end).
+func printMore(w io.Writer, next *string) error {
+	if next == nil {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "(more: --cursor %s)\n", *next)
+	return err
+}

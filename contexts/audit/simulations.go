@@ -41,9 +41,9 @@ var simulationName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 // operator) administers, with an audience of the tenant's keys; journalled
 // as simulation.create.
 func (m *Module) CreateSimulation(ctx context.Context, workarea, name string, audience []string) (Simulation, error) {
-	c, ok := auth.From(ctx)
-	if !ok {
-		return Simulation{}, errs.New(errs.AuthMissing, "every call presents a bearer key; there is no anonymous call", "no authenticated caller")
+	c, err := auth.Required(ctx)
+	if err != nil {
+		return Simulation{}, err
 	}
 	if !simulationName.MatchString(name) {
 		return Simulation{}, errs.Invalid("name %q: want 1–63 of a-z 0-9 _ - (starting with a letter or digit)", name)
@@ -53,7 +53,7 @@ func (m *Module) CreateSimulation(ctx context.Context, workarea, name string, au
 	}
 	audience = slices.Compact(slices.Sorted(slices.Values(audience)))
 	out := Simulation{ID: ids.New(ids.Simulation), Name: name, Audience: audience, CreatedBy: c.KeyID, CreatedAt: m.d.Now().UTC().Truncate(time.Microsecond)}
-	err := m.d.Tx.InTx(ctx, func(ctx context.Context) error {
+	err = m.d.Tx.InTx(ctx, func(ctx context.Context) error {
 		w, err := m.d.Access.AdminOn(ctx, workarea)
 		if err != nil {
 			return err
@@ -93,16 +93,16 @@ func (m *Module) CreateSimulation(ctx context.Context, workarea, name string, au
 // EndSimulation ends a simulation: no new writes carry it, and its rows
 // stay fenced to its audience forever; journalled as simulation.end.
 func (m *Module) EndSimulation(ctx context.Context, id string) (Simulation, error) {
-	c, ok := auth.From(ctx)
-	if !ok {
-		return Simulation{}, errs.New(errs.AuthMissing, "every call presents a bearer key; there is no anonymous call", "no authenticated caller")
+	c, err := auth.Required(ctx)
+	if err != nil {
+		return Simulation{}, err
 	}
 	missing := errs.New(errs.NotFound, "simulations are tenant-scoped; unknown and foreign ones are indistinguishable", "no simulation with that id")
 	if !ids.Has(ids.Simulation, id) {
 		return Simulation{}, missing
 	}
 	var out Simulation
-	err := m.d.Tx.InTx(ctx, func(ctx context.Context) error {
+	err = m.d.Tx.InTx(ctx, func(ctx context.Context) error {
 		row, err := m.q.SimulationGetForUpdate(ctx, m.d.Tx.Conn(ctx), dbsqlc.SimulationGetForUpdateParams{TenantID: c.TenantID, ID: id})
 		if pg.IsNoRows(err) {
 			return missing
@@ -135,9 +135,9 @@ func (m *Module) EndSimulation(ctx context.Context, id string) (Simulation, erro
 // ListSimulations lists the tenant's simulations (admin or operator on
 // universe).
 func (m *Module) ListSimulations(ctx context.Context) ([]Simulation, error) {
-	c, ok := auth.From(ctx)
-	if !ok {
-		return nil, errs.New(errs.AuthMissing, "every call presents a bearer key; there is no anonymous call", "no authenticated caller")
+	c, err := auth.Required(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if err := m.d.Access.AdministersTenant(ctx); err != nil {
 		return nil, err

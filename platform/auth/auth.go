@@ -72,6 +72,16 @@ func From(ctx context.Context) (Caller, bool) {
 	return c, ok
 }
 
+// Required returns the caller carried by ctx, or auth.missing_key when
+// there is none.
+func Required(ctx context.Context) (Caller, error) {
+	c, ok := From(ctx)
+	if !ok {
+		return c, errs.New(errs.AuthMissing, "every call presents a bearer key; there is no anonymous call", "no authenticated caller")
+	}
+	return c, nil
+}
+
 // RuleOperator is the rule an operator key's content verb is refused by.
 const RuleOperator = "operator never writes, reads or reviews content (D9)"
 
@@ -79,9 +89,9 @@ const RuleOperator = "operator never writes, reads or reviews content (D9)"
 // refusal): no caller is auth.missing_key, an operator key
 // access.verb_ceiling.
 func ContentCaller(ctx context.Context, what string) (Caller, error) {
-	c, ok := From(ctx)
-	if !ok {
-		return c, errs.New(errs.AuthMissing, "every call presents a bearer key; there is no anonymous call", "no authenticated caller")
+	c, err := Required(ctx)
+	if err != nil {
+		return c, err
 	}
 	if c.Role == "operator" {
 		return c, errs.New(errs.VerbCeiling, RuleOperator, "operator keys have no %s", what)

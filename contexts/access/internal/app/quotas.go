@@ -101,10 +101,13 @@ type tenantLimits struct {
 	keys   map[string]*bucket
 }
 
+// bucket is one limit's share on this replica: capacity tokens, refilled
+// at rate tokens a second.
 type bucket struct {
-	perMinute int
-	tokens    float64
-	at        time.Time
+	perMinute      int
+	capacity, rate float64
+	tokens         float64
+	at             time.Time
 }
 
 // NewLimiter returns the replica's limiter for the service's tenants.
@@ -216,22 +219,22 @@ func (l *Limiter) limits(ctx context.Context, tenant string) (*tenantLimits, err
 func (l *Limiter) share(per int) int { return max(1, int(math.Round(float64(per)/l.replicas))) }
 
 func (l *Limiter) full(per int) *bucket {
-	return &bucket{perMinute: per, tokens: math.Max(1, float64(per)/l.replicas), at: l.now()}
+	share := float64(per) / l.replicas
+	c := math.Max(1, share)
+	return &bucket{perMinute: per, capacity: c, rate: share / 60, tokens: c, at: l.now()}
 }
 
 // take refills b for the time since it was last used and takes a token;
 // when there is none it says how long until there is.
 func (l *Limiter) take(b *bucket) (time.Duration, bool) {
 	now := l.now()
-	capacity := math.Max(1, float64(b.perMinute)/l.replicas)
-	rate := float64(b.perMinute) / l.replicas / 60 // tokens a second
-	b.tokens = math.Min(capacity, b.tokens+now.Sub(b.at).Seconds()*rate)
+	b.tokens = math.Min(b.capacity, b.tokens+now.Sub(b.at).Seconds()*b.rate)
 	b.at = now
 	if b.tokens >= 1 {
 		b.tokens--
 		return 0, true
 	}
-	return time.Duration((1 - b.tokens) / rate * float64(time.Second)), false
+	return time.Duration((1 - b.tokens) / b.rate * float64(time.Second)), false
 }
 
 func seconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()))) }

@@ -52,13 +52,7 @@ func notFound() error {
 	return errs.New(errs.NotFound, ruleEffective, "no readable workarea with that reference for this key")
 }
 
-func caller(ctx context.Context) (auth.Caller, error) {
-	c, ok := auth.From(ctx)
-	if !ok {
-		return auth.Caller{}, errs.New(errs.AuthMissing, "every call presents a bearer key; there is no anonymous call", "no authenticated caller")
-	}
-	return c, nil
-}
+func caller(ctx context.Context) (auth.Caller, error) { return auth.Required(ctx) }
 
 // view is one caller's access, read in one snapshot.
 type view struct {

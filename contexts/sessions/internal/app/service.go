@@ -180,15 +180,15 @@ func (s *Service) save(ctx context.Context, sess domain.Session) error {
 func (s *Service) Reassign(ctx context.Context, id, toKey string) (domain.Session, error) {
 	// An operator reassigns too (seed 000: an admin or operator verb); it
 	// is shown the session's record without its handoff note (D9).
-	c, ok := auth.From(ctx)
-	if !ok {
-		return domain.Session{}, errs.New(errs.AuthMissing, "every call presents a bearer key; there is no anonymous call", "no authenticated caller")
+	c, err := auth.Required(ctx)
+	if err != nil {
+		return domain.Session{}, err
 	}
 	if toKey == "" {
 		return domain.Session{}, errs.Invalid("to_key_id: the key of the agent taking the session is required")
 	}
 	var out domain.Session
-	err := s.Tx.InTx(ctx, func(ctx context.Context) error {
+	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
 		sess, w, err := s.sessionFor(ctx, c.TenantID, id, true)
 		if err != nil {
 			return err
