@@ -66,9 +66,22 @@ func TestInterop(t *testing.T) {
 	tm := newTeam(t, s)
 	hit := s.promote(t, tm, tm.crew.ID, "supplier-quote-am-7741", "",
 		"Supplier Accra Metals quoted 412 USD/t for Q1-2027 delivery, valid until 2026-11-15.")
-	kase, _ := json.Marshal(map[string]string{
+	// An operator key (admin on universe) and, per SDK era, a key that
+	// may make 3 requests a minute, for the D9 and rate-limit checks.
+	op := s.issueKey(t, "ops-interop", "operator")
+	s.grant(t, op.KeyID, "universe", "admin", "allow")
+	limited := map[string]string{}
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		k := s.issueKey(t, "limited-"+era, "reader")
+		s.grant(t, k.KeyID, "universe.procurement", "reader", "allow")
+		if r := s.do(t, "PUT", "/v1/quotas", s.AdminKey, map[string]any{"key_id": k.KeyID, "requests_per_minute": 3}); r.Status != 200 {
+			t.Fatalf("limit %s: %d %s", era, r.Status, r.Body)
+		}
+		limited[era] = k.Token
+	}
+	kase, _ := json.Marshal(map[string]any{
 		"scope": tm.crew.ID, "query": "Accra Metals aluminium quote", "want_hit": hit,
-		"missing_scope": "wa_01JB2ZZZZZZZZZZZZZZZZZZZZZ",
+		"missing_scope": "wa_01JB2ZZZZZZZZZZZZZZZZZZZZZ", "operator_key": op.Token, "limited_keys": limited,
 	})
 	in := interop{node: node, dir: dir, mcpURL: s.URL + "/mcp", proxyURL: proxyURL + "/mcp", key: tm.writer.Token, kase: string(kase)}
 	in.serveProxy(t, ln, s.URL)

@@ -112,6 +112,23 @@ func TestQuotasAcrossReplicas(t *testing.T) {
 	if out := s.mustOML(t, s.AdminKey, "admin", "quota", "set", "--writes-per-minute", "0"); !strings.Contains(out, "tenant writes: no limit") {
 		t.Fatalf("oml admin quota set: %s", out)
 	}
+	// Over MCP the key's limit is a retryable tool error with its seconds.
+	if r := s.do(t, "PUT", "/v1/quotas", s.AdminKey, map[string]any{"key_id": tm.author2.KeyID, "requests_per_minute": 6}); r.Status != 200 {
+		t.Fatalf("limit writer-2: %d %s", r.Status, r.Body)
+	}
+	time.Sleep(300 * time.Millisecond)
+	limited := s.mcpSession(t, tm.author2.Token, "2025-11-25")
+	var rate string
+	for range 6 {
+		raw, isErr := callTool(t, limited, "oml_recall", map[string]any{"query": "copper", "scope": tm.crew.ID})
+		if isErr {
+			rate = string(raw)
+			break
+		}
+	}
+	if !strings.Contains(rate, `"code":"limit.rate"`) || !strings.Contains(rate, `"retryable":true`) || !strings.Contains(rate, `"retry_after_seconds":`) {
+		t.Fatalf("MCP over a key's limit: %s", rate)
+	}
 	// A JSON-RPC batch is refused: one request per POST, one request
 	// against the key's limit.
 	batch := `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`

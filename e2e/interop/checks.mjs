@@ -2,7 +2,9 @@
 // Input comes from the environment (set by e2e/interop_test.go):
 //   OML_MCP_URL   the server's /mcp endpoint
 //   OML_API_KEY   a key with reader and writer grants on the case's scope
-//   OML_CASE      JSON {scope, query, want_hit, missing_scope}
+//   OML_CASE      JSON {scope, query, want_hit, missing_scope, operator_key,
+//                 limited_keys: {"2025-11-25": key, "2026-07-28": key}}
+//                 (limited keys may make 3 requests a minute)
 // Each check prints "ok <name>" or "FAIL <name>: <why>"; the process exits 1
 // when any check failed.
 
@@ -64,7 +66,9 @@ function refusal(res, code) {
 
 // run drives the checks with a connected client; era is the protocol
 // version the client must have spoken.
-export async function run(client, seen, era) {
+// run's connect(key) returns another client of the same SDK and era,
+// connected with key.
+export async function run(client, seen, era, connect) {
   const { kase } = env;
   let tools = [];
 
@@ -135,6 +139,37 @@ export async function run(client, seen, era) {
     const res = await client.callTool({ name: 'question_post', arguments: { workarea: kase.scope, body: 'which?', options } });
     const e = refusal(res, 'request.validation');
     return e.message;
+  });
+
+  await check('the events tail shows each event\'s hash, and the actor of its own', async () => {
+    const res = await client.callTool({ name: 'oml_events_tail', arguments: { scope: kase.scope, after_seq: 0, limit: 500 } });
+    assert(!res.isError, `refused: ${JSON.stringify(res.structuredContent)}`);
+    const evs = res.structuredContent.events;
+    assert(evs.length > 0 && evs.every((e) => /^[0-9a-f]{64}$/.test(e.hash) && typeof e.actor === 'string'), `events: ${JSON.stringify(evs.slice(0, 2))}`);
+    assert(evs.some((e) => e.event_type === 'feed.signal' && e.actor !== ''), 'no own signal with its actor');
+    return `${evs.length} events`;
+  });
+
+  await check('an operator key is refused content, naming D9', async () => {
+    const op = await connect(kase.operator_key);
+    const res = await op.callTool({ name: 'oml_recall', arguments: { query: kase.query, scope: kase.scope } });
+    const e = refusal(res, 'access.verb_ceiling');
+    assert(/\(D9\)/.test(e.rule), `rule does not name D9: ${e.rule}`);
+    await op.close();
+    return e.rule;
+  });
+
+  await check('a key over its rate limit gets a retryable tool error with its seconds', async () => {
+    const limited = await connect(kase.limited_keys[era]);
+    let e;
+    for (let i = 0; i < 6 && !e; i++) {
+      const res = await limited.callTool({ name: 'oml_recall', arguments: { query: kase.query, scope: kase.scope } });
+      if (res.isError) e = refusal(res, 'limit.rate');
+    }
+    assert(e, 'six calls at 3 a minute were all answered');
+    assert(e.retryable === true && e.retry_after_seconds >= 1, `not retryable with seconds: ${JSON.stringify(e)}`);
+    await limited.close();
+    return `retry in ${e.retry_after_seconds} s`;
   });
 
   await check('a verb outside the catalog is absent (JSON-RPC -32602)', async () => {

@@ -5,11 +5,15 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { env, recordingFetch, run } from './checks.mjs';
 
 const { fetch, seen } = recordingFetch();
-const client = new Client({ name: 'oml-interop-sdk-v1', version: '1.0.0' });
-await client.connect(
-  new StreamableHTTPClientTransport(new URL(env.url), {
-    fetch,
-    requestInit: { headers: { Authorization: `Bearer ${env.key}` } },
-  }),
-);
-await run(client, seen, '2025-11-25');
+async function connect(key, f = globalThis.fetch) {
+  const c = new Client({ name: 'oml-interop-sdk-v1', version: '1.0.0' });
+  await c.connect(
+    new StreamableHTTPClientTransport(new URL(env.url), {
+      fetch: f,
+      requestInit: { headers: { Authorization: `Bearer ${key}` } },
+    }),
+  );
+  return c;
+}
+const client = await connect(env.key, fetch);
+await run(client, seen, '2025-11-25', connect);

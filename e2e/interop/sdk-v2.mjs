@@ -5,18 +5,22 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { env, recordingFetch, run } from './checks.mjs';
 
 const { fetch, seen } = recordingFetch();
-const client = new Client(
-  { name: 'oml-interop-sdk-v2', version: '1.0.0' },
-  { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-);
-await client.connect(
-  new StreamableHTTPClientTransport(new URL(env.url), {
-    fetch,
-    requestInit: { headers: { Authorization: `Bearer ${env.key}` } },
-  }),
-);
+async function connect(key, f = globalThis.fetch) {
+  const c = new Client(
+    { name: 'oml-interop-sdk-v2', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  await c.connect(
+    new StreamableHTTPClientTransport(new URL(env.url), {
+      fetch: f,
+      requestInit: { headers: { Authorization: `Bearer ${key}` } },
+    }),
+  );
+  return c;
+}
+const client = await connect(env.key, fetch);
 if (client.getNegotiatedProtocolVersion?.() !== '2026-07-28') {
   console.log(`FAIL era: negotiated ${client.getNegotiatedProtocolVersion?.()}`);
   process.exit(1);
 }
-await run(client, seen, '2026-07-28');
+await run(client, seen, '2026-07-28', connect);

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"reflect"
 	"runtime/debug"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -60,7 +61,7 @@ func newTools(name string, log *slog.Logger, trailer *Trailer) *Tools {
 	}
 	// recoverPanics comes first, so it is outermost and covers every method,
 	// tools/call and the other middleware included.
-	t.server.AddReceivingMiddleware(t.recoverPanics, t.refuseUnknownTools)
+	t.server.AddReceivingMiddleware(t.recoverPanics, t.limitRequests, t.refuseUnknownTools)
 	Add(t, ToolSpec{
 		Name: "version", Title: "Server version",
 		Description: "Report the server version, for a connectivity check.",
@@ -113,6 +114,27 @@ func (t *Tools) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// limitRequests takes one of the caller's key's requests for an MCP
+// request other than tools/call (notifications aside: they cannot be
+// answered), refusing with a JSON-RPC error naming limit.rate and the
+// seconds. A tool call takes its token in the tool's own handler (Add), so
+// that its refusal is a tool result the SDK completes like any other (in
+// the 2026-07-28 era it carries resultType).
+func (t *Tools) limitRequests(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		c, ok := auth.From(ctx)
+		if t.limiter == nil || !ok || method == "tools/call" || strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		if err := t.limiter.Request(ctx, c); err != nil {
+			noteError(ctx, errs.From(err))
+			e := errs.From(err).Public()
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("%s: %s (retry in %d s)", e.Code, e.Message, e.RetryAfterSeconds)}
+		}
+		return next(ctx, method, req)
+	}
+}
+
 func (t *Tools) refuseUnknownTools(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "tools/call" {
@@ -151,7 +173,24 @@ func Add[In, Out any](t *Tools, spec ToolSpec, fn func(ctx context.Context, in I
 			OpenWorldHint:  new(bool),
 		},
 	}
-	t.server.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	t.server.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		// A panic in the tool becomes its typed internal result here, inside
+		// the SDK's tools/call path (recoverPanics is the backstop for the
+		// rest); the replica goes on.
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				t.log.ErrorContext(ctx, "panic", "request_id", RequestID(ctx), "tool", spec.Name, "panic", p, "stack", string(debug.Stack()))
+				res = t.errorResult(ctx, spec.Name, errs.Wrap(fmt.Errorf("panic: %v", p), "panic in %s", spec.Name))
+			}
+		}()
+		if c, ok := auth.From(ctx); ok && t.limiter != nil {
+			if err := t.limiter.Request(ctx, c); err != nil {
+				return t.errorResult(ctx, spec.Name, err), nil
+			}
+		}
 		var in In
 		args := []byte(req.Params.Arguments)
 		if len(args) == 0 || string(args) == "null" {
@@ -163,11 +202,9 @@ func Add[In, Out any](t *Tools, spec ToolSpec, fn func(ctx context.Context, in I
 		if err := missingRequired(args, required); err != nil {
 			return t.errorResult(ctx, spec.Name, err), nil
 		}
-		if !spec.ReadOnly && t.limiter != nil {
-			if c, ok := auth.From(ctx); ok {
-				if err := t.limiter.Write(ctx, c); err != nil {
-					return t.errorResult(ctx, spec.Name, err), nil
-				}
+		if c, ok := auth.From(ctx); ok && !spec.ReadOnly && t.limiter != nil {
+			if err := t.limiter.Write(ctx, c); err != nil {
+				return t.errorResult(ctx, spec.Name, err), nil
 			}
 		}
 		out, err := fn(ctx, in)
@@ -181,7 +218,7 @@ func Add[In, Out any](t *Tools, spec ToolSpec, fn func(ctx context.Context, in I
 		if err != nil {
 			return t.errorResult(ctx, spec.Name, fmt.Errorf("encode %s result: %w", spec.Name, err)), nil
 		}
-		res := &mcp.CallToolResult{}
+		res = &mcp.CallToolResult{}
 		if trailed {
 			body = t.applyTrailer(ctx, spec.Name, res, body)
 		}

@@ -150,7 +150,14 @@ func limitBody(limit int64) func(http.Handler) http.Handler {
 // bufferBody reads a bounded body into memory before the next handler,
 // so that handlers we do not own (the MCP SDK) never see an oversized one
 // and the refusal stays typed.
-func bufferBody(limit int64) func(http.Handler) http.Handler {
+func bufferBody(limit int64) func(http.Handler) http.Handler { return buffer(limit, false) }
+
+// bufferMCP is bufferBody for /mcp, which also refuses a JSON-RPC batch:
+// the stateless server answers one request per POST, and each request is
+// one against the key's rate limit (a batch would carry many for one).
+func bufferMCP(limit int64) func(http.Handler) http.Handler { return buffer(limit, true) }
+
+func buffer(limit int64, single bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ContentLength > limit {
@@ -166,29 +173,14 @@ func bufferBody(limit int64) func(http.Handler) http.Handler {
 				Error(w, r, bodyTooLarge(limit))
 				return
 			}
+			if t := bytes.TrimLeft(body, " \t\r\n"); single && len(t) > 0 && t[0] == '[' {
+				Error(w, r, errs.Invalid("JSON-RPC batches are not accepted: send one request per POST (stateless MCP)"))
+				return
+			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			next.ServeHTTP(w, r)
 		})
 	}
-}
-
-// refuseBatches refuses a JSON-RPC batch on /mcp: the stateless server
-// answers one request per POST, and each request is one against the
-// key's rate limit (a batch would carry many for one).
-func refuseBatches(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			Error(w, r, errs.Invalid("could not read the request body: %v", err))
-			return
-		}
-		if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
-			Error(w, r, errs.Invalid("JSON-RPC batches are not accepted: send one request per POST (stateless MCP)"))
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		next.ServeHTTP(w, r)
-	})
 }
 
 // authenticate resolves the bearer key before any dispatch; no route
@@ -262,11 +254,11 @@ func checkOrigin(allowed map[string]bool) func(http.Handler) http.Handler {
 }
 
 // limit takes one of the caller's key's requests and, for a /v1 write
-// (writes true: anything but GET and HEAD, POST /v1/recall aside), one of
-// its tenant's writes; a refusal is limit.rate or limit.quota, 429 with
-// Retry-After. MCP writes are taken per tool (Tools), where the tool is
-// known.
-func limit(l Limiter, writes bool) func(http.Handler) http.Handler {
+// (anything but GET and HEAD, POST /v1/recall aside), one of its
+// tenant's writes; a refusal is limit.rate or limit.quota, 429 with
+// Retry-After. MCP takes both inside its own pipeline (Tools), so that a
+// refusal reaches an MCP client as a tool error.
+func limit(l Limiter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if l == nil {
 			return next
@@ -277,7 +269,7 @@ func limit(l Limiter, writes bool) func(http.Handler) http.Handler {
 				Error(w, r, err)
 				return
 			}
-			if writes && r.Method != http.MethodGet && r.Method != http.MethodHead && r.URL.Path != "/v1/recall" {
+			if r.Method != http.MethodGet && r.Method != http.MethodHead && r.URL.Path != "/v1/recall" {
 				if err := l.Write(r.Context(), c); err != nil {
 					Error(w, r, err)
 					return

@@ -112,7 +112,7 @@ func New(opts Options, modules ...Module) http.Handler {
 
 	r.Route("/mcp", func(r chi.Router) {
 		r.Use(checkOrigin(allowedOrigins(opts.PublicURL, opts.AllowedOrigins)))
-		r.With(authenticate(opts.Authenticator), limit(opts.Limiter, false), refuseBadURL, bufferBody(opts.MaxBodyBytes), refuseBatches).Post("/", tools.handler().ServeHTTP)
+		r.With(authenticate(opts.Authenticator), refuseBadURL, bufferMCP(opts.MaxBodyBytes)).Post("/", tools.handler().ServeHTTP)
 	})
 
 	if opts.Pages != nil {
@@ -123,7 +123,7 @@ func New(opts Options, modules ...Module) http.Handler {
 	r.Route("/v1", func(r chi.Router) {
 		// A key is checked first (401 before anything else), then the URL:
 		// NUL or non-UTF-8 in a path or query never reaches a handler.
-		r.Use(authenticate(opts.Authenticator), limit(opts.Limiter, true), refuseBadURL)
+		r.Use(authenticate(opts.Authenticator), limit(opts.Limiter), refuseBadURL)
 		r.Group(func(r chi.Router) {
 			r.Use(limitBody(opts.MaxBodyBytes))
 			r.Get("/version", func(w http.ResponseWriter, r *http.Request) {
