@@ -147,6 +147,7 @@ SELECT id, workarea_id, claim_key, version, kind, state, author_key_id, author_p
        envelope, signature, self_signed, submitted_at, promoted_at, settled_at
 FROM admission.artifacts
 WHERE tenant_id = @tenant_id AND workarea_id = ANY(@workareas::text[])
+  AND simulation_id IS NULL -- simulation rows are their audience's (D10); fenced until the export knows audiences
   AND submitted_at >= @from_at AND submitted_at <= @to_at
 ORDER BY submitted_at, id
 LIMIT @max_rows;

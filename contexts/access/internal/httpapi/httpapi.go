@@ -61,6 +61,9 @@ const WebCodeTTL = 10 * time.Minute
 // webCode mints a one-time code that signs a browser in as the calling
 // key: the link carries the code, never the key.
 func (h *Handlers) webCode(w http.ResponseWriter, r *http.Request) error {
+	if err := transport.DecodeOptional(r, &struct{}{}); err != nil {
+		return err
+	}
 	out, err := h.svc.IssueWebCode(r.Context(), WebCodeTTL)
 	if err != nil {
 		return err

@@ -826,6 +826,7 @@ SELECT id, workarea_id, claim_key, version, kind, state, author_key_id, author_p
        envelope, signature, self_signed, submitted_at, promoted_at, settled_at
 FROM admission.artifacts
 WHERE tenant_id = $1 AND workarea_id = ANY($2::text[])
+  AND simulation_id IS NULL -- simulation rows are their audience's (D10); fenced until the export knows audiences
   AND submitted_at >= $3 AND submitted_at <= $4
 ORDER BY submitted_at, id
 LIMIT $5

@@ -15,7 +15,7 @@ SELECT s.id, s.artifact_id, s.reviewer_key_id, s.reviewer_principal, s.self_sign
        s.consumed_at, s.verdict, s.reason, s.closure, a.author_principal
 FROM admission.serves s
 JOIN admission.artifacts a ON a.tenant_id = s.tenant_id AND a.id = s.artifact_id
-WHERE s.tenant_id = $1 AND a.workarea_id = ANY($2::text[])
+WHERE s.tenant_id = $1 AND a.workarea_id = ANY($2::text[]) AND a.simulation_id IS NULL
   AND s.served_at >= $3 AND s.served_at <= $4
 ORDER BY s.served_at, s.id
 LIMIT $5
