@@ -147,17 +147,12 @@ func limitBody(limit int64) func(http.Handler) http.Handler {
 	}
 }
 
-// bufferBody reads a bounded body into memory before the next handler,
-// so that handlers we do not own (the MCP SDK) never see an oversized one
-// and the refusal stays typed.
-func bufferBody(limit int64) func(http.Handler) http.Handler { return buffer(limit, false) }
-
-// bufferMCP is bufferBody for /mcp, which also refuses a JSON-RPC batch:
-// the stateless server answers one request per POST, and each request is
-// one against the key's rate limit (a batch would carry many for one).
-func bufferMCP(limit int64) func(http.Handler) http.Handler { return buffer(limit, true) }
-
-func buffer(limit int64, single bool) func(http.Handler) http.Handler {
+// bufferMCP reads a bounded /mcp body into memory before the MCP SDK,
+// so that a handler we do not own never sees an oversized one and the
+// refusal stays typed. It refuses a JSON-RPC batch: the stateless server
+// answers one request per POST, and each request is one against the key's
+// rate limit (a batch would carry many for one).
+func bufferMCP(limit int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ContentLength > limit {
@@ -173,7 +168,7 @@ func buffer(limit int64, single bool) func(http.Handler) http.Handler {
 				Error(w, r, bodyTooLarge(limit))
 				return
 			}
-			if t := bytes.TrimLeft(body, " \t\r\n"); single && len(t) > 0 && t[0] == '[' {
+			if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
 				Error(w, r, errs.Invalid("JSON-RPC batches are not accepted: send one request per POST (stateless MCP)"))
 				return
 			}
