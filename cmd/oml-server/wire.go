@@ -69,11 +69,12 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		claims   = &claimsPort{}
 		readable = &readablePort{}
 	)
+	sims := audit.NewAudiences(db)
 	acc := access.New(access.Deps{
 		DB: db, Journal: j, Idempotency: idem, Edges: edges,
 		GuideURL: cfg.PublicURL + transport.GuidePath,
 	})
-	ret, err := retrieval.New(retrieval.Deps{DB: db, Access: retrievalAccess{acc}, Embedder: embedderConfig(cfg)})
+	ret, err := retrieval.New(retrieval.Deps{DB: db, Access: retrievalAccess{acc, sims}, Embedder: embedderConfig(cfg)})
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +88,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 	}
 	adm := admission.New(admission.Deps{
 		DB: db, Journal: j, Idempotency: idem,
-		Access:  accessPort{acc},
+		Access:  accessPort{acc, sims},
 		Lineage: lineagePort{lin},
 		Uploads: uploadsPort{att}, Index: indexPort{ret},
 		SigningKey: k.signing, MaxText: cfg.MaxTextBytes, ServeTTL: cfg.ServeTTL, ClosureMax: cfg.ClosureMax,
@@ -95,7 +96,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 	edges.m, claims.m, readable.m = lin, adm, adm
 	ses := sessions.New(sessions.Deps{DB: db, Journal: j, Idempotency: idem, Access: sessionsAccess{acc}})
 	listener := pg.NewListener(db, log, inbox.WakeChannel)
-	inb := inbox.New(inbox.Deps{DB: db, Journal: j, Idempotency: idem, Access: inboxAccess{acc}, Listener: listener, Sessions: briefSessions{ses},
+	inb := inbox.New(inbox.Deps{DB: db, Journal: j, Idempotency: idem, Access: inboxAccess{acc, sims}, Listener: listener, Sessions: briefSessions{ses},
 		Limits: inbox.Limits{EventsPerWorkarea: cfg.EventsPerWorkarea, OpenMax: cfg.InboxOpenMax}})
 	trailer, err := inb.Trailer()
 	if err != nil {
@@ -130,7 +131,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 // auditAccess adapts the access context to the audit context's port.
 type auditAccess struct{ m *access.Module }
 
-func (a auditAccess) AdminOn(ctx context.Context, ref string) (string, error) {
+func (a auditAccess) AdminOn(ctx context.Context, ref string) (string, string, error) {
 	return a.m.AdminOn(ctx, ref)
 }
 
@@ -149,8 +150,8 @@ func (a auditAccess) AdminSubtree(ctx context.Context, ref string, max int) (aud
 // file's.
 type auditAdmission struct{ m *admission.Module }
 
-func (a auditAdmission) Evidence(ctx context.Context, tenant string, workareas []string, from, to time.Time, limit int) ([]audit.Claim, []audit.Serve, error) {
-	cs, ss, err := a.m.Evidence(ctx, tenant, workareas, from, to, limit)
+func (a auditAdmission) Evidence(ctx context.Context, tenant string, workareas []string, fence scope.Fence, from, to time.Time, limit int) ([]audit.Claim, []audit.Serve, error) {
+	cs, ss, err := a.m.Evidence(ctx, tenant, workareas, fence, from, to, limit)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -219,7 +220,12 @@ func (b briefSessions) Previous(ctx context.Context, workareaID string) (inbox.P
 }
 
 // inboxAccess adapts the access context to the inbox's Access port.
-type inboxAccess struct{ m *access.Module }
+type inboxAccess struct {
+	m    *access.Module
+	sims audit.Audiences
+}
+
+func (a inboxAccess) Fence(ctx context.Context) (scope.Fence, error) { return a.sims.Fence(ctx) }
 
 func (a inboxAccess) Workarea(ctx context.Context, ref string) (inbox.Workarea, error) {
 	w, err := a.m.Effective(ctx, ref)
@@ -262,7 +268,17 @@ func (a sessionsAccess) KeyAt(ctx context.Context, keyID, workareaID string) (se
 }
 
 // accessPort adapts the access context to admission's Access port.
-type accessPort struct{ m *access.Module }
+type accessPort struct {
+	m    *access.Module
+	sims audit.Audiences
+}
+
+func (a accessPort) Fence(ctx context.Context) (scope.Fence, error) { return a.sims.Fence(ctx) }
+
+func (a accessPort) Simulation(ctx context.Context, id string) (string, error) {
+	w, err := a.sims.Writable(ctx, id)
+	return w.WorkareaIDPath, err
+}
 
 func (a accessPort) Subtrees(ctx context.Context, s scope.Scope) (scope.Subtrees, error) {
 	return a.m.Subtrees(ctx, s)
@@ -410,7 +426,7 @@ func (c *claimsPort) Recent(ctx context.Context, idPath string, limit int) ([]li
 
 func toClaimRef(c admission.Claim) lineage.ClaimRef {
 	return lineage.ClaimRef{ID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: string(c.Kind), State: string(c.State),
-		WorkareaID: c.WorkareaID, WorkareaIDPath: c.WorkareaIDPath, Supersedes: c.Supersedes}
+		WorkareaID: c.WorkareaID, WorkareaIDPath: c.WorkareaIDPath, Supersedes: c.Supersedes, SimulationID: c.SimulationID}
 }
 
 // edgesPort adapts the lineage context to access's Edges port.
@@ -505,7 +521,12 @@ func (x indexPort) Withdrawn(ctx context.Context, tenant, artifact string) error
 }
 
 // retrievalAccess adapts the access context to retrieval's Access port.
-type retrievalAccess struct{ m *access.Module }
+type retrievalAccess struct {
+	m    *access.Module
+	sims audit.Audiences
+}
+
+func (a retrievalAccess) Fence(ctx context.Context) (scope.Fence, error) { return a.sims.Fence(ctx) }
 
 func (a retrievalAccess) Subtrees(ctx context.Context, s scope.Scope) (scope.Subtrees, error) {
 	return a.m.Subtrees(ctx, s)

@@ -219,10 +219,11 @@ func (m *Module) AdminSubtree(ctx context.Context, ref string, max int) (Subtree
 	return Subtree{ID: w.ID, Path: w.Path, IDPath: w.IDPath, IDs: ids, Tenant: tenant}, err
 }
 
-// AdminOn resolves a workarea the caller holds admin on and returns its id.
-func (m *Module) AdminOn(ctx context.Context, ref string) (string, error) {
+// AdminOn resolves a workarea the caller holds admin on and returns its
+// id and id path.
+func (m *Module) AdminOn(ctx context.Context, ref string) (id, idPath string, err error) {
 	w, err := m.svc.AdminOn(ctx, ref)
-	return w.ID, err
+	return w.ID, w.IDPath, err
 }
 
 // KeyInTenant is access.not_found unless id is a key of the caller's

@@ -20,6 +20,7 @@ import (
 	"github.com/omlhub/oml/platform/idempotency"
 	"github.com/omlhub/oml/platform/journal"
 	"github.com/omlhub/oml/platform/pg"
+	"github.com/omlhub/oml/platform/scope"
 	"github.com/omlhub/oml/platform/transport"
 )
 
@@ -147,6 +148,6 @@ type EvidenceServe = postgres.EvidenceServe
 // Evidence reads, in the caller's unit of work, the claims submitted and
 // the serves made in the workareas in [from, to], at most limit+1 of each
 // (so the caller can refuse a range too large).
-func (m *Module) Evidence(ctx context.Context, tenant string, workareas []string, from, to time.Time, limit int) ([]EvidenceClaim, []EvidenceServe, error) {
-	return m.repo.Evidence(ctx, tenant, workareas, from, to, limit)
+func (m *Module) Evidence(ctx context.Context, tenant string, workareas []string, fence scope.Fence, from, to time.Time, limit int) ([]EvidenceClaim, []EvidenceServe, error) {
+	return m.repo.Evidence(ctx, tenant, workareas, fence, from, to, limit)
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/journal"
 	"github.com/omlhub/oml/platform/pg"
+	"github.com/omlhub/oml/platform/scope"
 	"github.com/omlhub/oml/platform/transport"
 )
 
@@ -45,7 +46,7 @@ type Access interface {
 	AdminSubtree(ctx context.Context, ref string, max int) (Subtree, error)
 	// AdminOn resolves a workarea the caller (admin or operator) holds
 	// admin on and returns its id.
-	AdminOn(ctx context.Context, ref string) (string, error)
+	AdminOn(ctx context.Context, ref string) (id, idPath string, err error)
 	// KeyInTenant is access.not_found unless keyID is a key of the
 	// caller's tenant.
 	KeyInTenant(ctx context.Context, keyID string) error
@@ -63,7 +64,7 @@ type (
 type Admission interface {
 	// Evidence reads the claims submitted and the serves made in the
 	// workareas ids in [from, to], up to limit+1 of each.
-	Evidence(ctx context.Context, tenant string, workareas []string, from, to time.Time, limit int) ([]Claim, []Serve, error)
+	Evidence(ctx context.Context, tenant string, workareas []string, fence scope.Fence, from, to time.Time, limit int) ([]Claim, []Serve, error)
 }
 
 // Deps are what the context needs.
@@ -92,8 +93,9 @@ const (
 
 // Module is the audit context, ready to mount.
 type Module struct {
-	d Deps
-	q *dbsqlc.Queries
+	d    Deps
+	q    *dbsqlc.Queries
+	sims Audiences
 }
 
 // New assembles the context.
@@ -104,7 +106,7 @@ func New(d Deps) *Module {
 	if d.ReciprocalRate <= 0 {
 		d.ReciprocalRate = 0.5
 	}
-	return &Module{d: d, q: dbsqlc.New()}
+	return &Module{d: d, q: dbsqlc.New(), sims: NewAudiences(d.Tx)}
 }
 
 // Routes registers GET /v1/evidence and the simulations' routes.
@@ -143,6 +145,13 @@ func (m *Module) Export(ctx context.Context, q Query) (*evidence.File, error) {
 		return nil, errs.Invalid("from %s is after to %s", q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
 	}
 	f := &evidence.File{Submissions: []evidence.Submission{}, Serves: []evidence.Serve{}, Journal: []evidence.Event{}}
+	// The exporter's own fence (D10): a simulation's rows and events are
+	// in the file only for a member of its audience; for anyone else its
+	// events are links without content, like those outside the subtree.
+	fence, err := m.sims.Fence(ctx)
+	if err != nil {
+		return nil, err
+	}
 	err = m.d.Tx.InSnapshot(ctx, func(ctx context.Context) error {
 		sub, err := m.d.Access.AdminSubtree(ctx, q.Workarea, MaxWorkareas)
 		if err != nil {
@@ -159,10 +168,10 @@ func (m *Module) Export(ctx context.Context, q Query) (*evidence.File, error) {
 			return err
 		}
 		f.Manifest.Journal.HeadSeq, f.Manifest.Journal.HeadHash = headSeq, hex.EncodeToString(headHash)
-		if err := m.segment(ctx, c.TenantID, q, in, sub.Tenant, f); err != nil {
+		if err := m.segment(ctx, c.TenantID, q, in, sub.Tenant, fence, f); err != nil {
 			return err
 		}
-		claims, serves, err := m.d.Admission.Evidence(ctx, c.TenantID, sub.IDs, q.From, q.To, MaxRecords)
+		claims, serves, err := m.d.Admission.Evidence(ctx, c.TenantID, sub.IDs, fence, q.From, q.To, MaxRecords)
 		if err != nil {
 			return err
 		}
@@ -186,7 +195,7 @@ func (m *Module) Export(ctx context.Context, q Query) (*evidence.File, error) {
 // segment reads the tenant's journal events in the range, whole inside
 // the subtree (and, for a tenant administrator, keys, bans and quotas),
 // reduced to their links elsewhere.
-func (m *Module) segment(ctx context.Context, tenant string, q Query, in map[string]bool, tenantAdmin bool, f *evidence.File) error {
+func (m *Module) segment(ctx context.Context, tenant string, q Query, in map[string]bool, tenantAdmin bool, fence scope.Fence, f *evidence.File) error {
 	first, last, err := m.d.Journal.SeqRange(ctx, tenant, q.From, q.To)
 	if err != nil || first == 0 {
 		f.Manifest.Journal.PrevHash = hex.EncodeToString(journal.Genesis())
@@ -217,7 +226,7 @@ func (m *Module) segment(ctx context.Context, tenant string, q Query, in map[str
 			}
 			ev := evidence.Event{Seq: e.Seq, PrevHash: hex.EncodeToString(e.PrevHash), Hash: hex.EncodeToString(e.Hash)}
 			whole := in[e.Workarea] || (tenantAdmin && e.Workarea == "" && slices.ContainsFunc(tenantLevel, func(p string) bool { return strings.HasPrefix(e.Type, p) }))
-			if whole {
+			if whole && fence.Admits(e.Simulation()) {
 				at := e.At.UTC()
 				ev.EventID, ev.Type, ev.At, ev.Actor, ev.Workarea, ev.Subject, ev.Payload = e.ID, e.Type, &at, e.Actor, e.Workarea, e.Subject, e.Payload
 			} else {

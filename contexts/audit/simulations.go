@@ -54,7 +54,7 @@ func (m *Module) CreateSimulation(ctx context.Context, workarea, name string, au
 	audience = slices.Compact(slices.Sorted(slices.Values(audience)))
 	out := Simulation{ID: ids.New(ids.Simulation), Name: name, Audience: audience, CreatedBy: c.KeyID, CreatedAt: m.d.Now().UTC().Truncate(time.Microsecond)}
 	err = m.d.Tx.InTx(ctx, func(ctx context.Context) error {
-		w, err := m.d.Access.AdminOn(ctx, workarea)
+		w, idPath, err := m.d.Access.AdminOn(ctx, workarea)
 		if err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func (m *Module) CreateSimulation(ctx context.Context, workarea, name string, au
 			}
 		}
 		n, err := m.q.SimulationInsert(ctx, m.d.Tx.Conn(ctx), dbsqlc.SimulationInsertParams{
-			TenantID: c.TenantID, ID: out.ID, WorkareaID: w, Name: name, CreatedBy: c.KeyID, CreatedAt: out.CreatedAt,
+			TenantID: c.TenantID, ID: out.ID, WorkareaID: w, WorkareaIDPath: idPath, Name: name, CreatedBy: c.KeyID, CreatedAt: out.CreatedAt,
 		})
 		if err != nil {
 			return fmt.Errorf("insert simulation: %w", err)
@@ -110,7 +110,7 @@ func (m *Module) EndSimulation(ctx context.Context, id string) (Simulation, erro
 		if err != nil {
 			return fmt.Errorf("load simulation: %w", err)
 		}
-		if _, err := m.d.Access.AdminOn(ctx, row.WorkareaID); err != nil {
+		if _, _, err := m.d.Access.AdminOn(ctx, row.WorkareaID); err != nil {
 			if errs.Is(err, errs.NotFound) {
 				return missing
 			}

@@ -196,7 +196,8 @@ func (treeAccess) Paths(_ context.Context, ids []string) (map[string]string, err
 	return out, nil
 }
 
-func (treeAccess) AdministersTenant(context.Context) error { return nil }
+func (treeAccess) AdministersTenant(context.Context) error    { return nil }
+func (treeAccess) Fence(context.Context) (scope.Fence, error) { return nil, nil }
 
 // benchCaller is the reader the recall benchmark and test recall as.
 func benchCaller(ctx context.Context) context.Context {

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/omlhub/oml/platform/canonjson"
@@ -358,4 +359,23 @@ func (j *Journal) HeadLink(ctx context.Context, tenant string) (int64, []byte, e
 		return 0, nil, fmt.Errorf("journal: read head: %w", err)
 	}
 	return head.Seq, head.Hash, nil
+}
+
+// Simulation returns the simulation (D10) of the row the event is about,
+// which admission names in the subject, or "" for none; every read of the
+// journal fences the event by it. The simulations' own events
+// (simulation.create, simulation.end) are administration, about no row.
+// A subject that mentions a simulation but does not parse names an
+// unknown one, so every fence keeps the event out (fail closed).
+func (e Stored) Simulation() string {
+	if strings.HasPrefix(e.Type, "simulation.") || !bytes.Contains(e.Subject, []byte(`"simulation_id"`)) {
+		return ""
+	}
+	var s struct {
+		SimulationID string `json:"simulation_id"`
+	}
+	if json.Unmarshal(e.Subject, &s) != nil || s.SimulationID == "" {
+		return "unreadable"
+	}
+	return s.SimulationID
 }

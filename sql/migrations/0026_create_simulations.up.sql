@@ -1,8 +1,8 @@
 -- contexts/audit: simulations (D10). A simulation lives in a workarea's
 -- subtree and has an audience of keys; rows written with its id are served
 -- only to that audience. Ending one stops new writes and keeps its rows
--- fenced forever. (The write path and the read fences come next: until
--- then a write carrying a simulation_id is refused.)
+-- fenced forever. The fence is a predicate on every read path
+-- (contexts/audit/audiences.go answers who is in which audience).
 CREATE SCHEMA audit;
 
 CREATE TABLE audit.simulations (

@@ -222,14 +222,15 @@ type AttachmentsTenantLimit struct {
 }
 
 type AuditSimulation struct {
-	TenantID   string
-	ID         string
-	WorkareaID string
-	Name       string
-	CreatedBy  string
-	CreatedAt  time.Time
-	EndedBy    *string
-	EndedAt    *time.Time
+	TenantID       string
+	ID             string
+	WorkareaID     string
+	Name           string
+	CreatedBy      string
+	CreatedAt      time.Time
+	EndedBy        *string
+	EndedAt        *time.Time
+	WorkareaIDPath string
 }
 
 type AuditSimulationAudience struct {

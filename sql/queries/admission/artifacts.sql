@@ -66,6 +66,7 @@ WHERE a.tenant_id = @tenant_id AND a.state = 'held' AND a.held_expires_at > @now
   AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> a.workarea_id_path
   AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> a.workarea_id_path)
   AND a.id <> ALL(@skip::text[])
+  AND (a.simulation_id IS NULL OR a.simulation_id = ANY(@fence::text[]))
   AND (a.leased_until IS NULL OR a.leased_until <= @now)
   AND NOT EXISTS (
       SELECT 1 FROM admission.serves s
@@ -88,6 +89,7 @@ WHERE a.tenant_id = @tenant_id AND a.state = 'held' AND a.held_expires_at > @now
   AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> a.workarea_id_path
   AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> a.workarea_id_path)
   AND a.author_principal <> @principal
+  AND (a.simulation_id IS NULL OR a.simulation_id = ANY(@fence::text[]))
   AND NOT EXISTS (
       SELECT 1 FROM admission.serves s
       WHERE s.tenant_id = a.tenant_id AND s.artifact_id = a.id
@@ -147,7 +149,7 @@ SELECT id, workarea_id, claim_key, version, kind, state, author_key_id, author_p
        envelope, signature, self_signed, submitted_at, promoted_at, settled_at
 FROM admission.artifacts
 WHERE tenant_id = @tenant_id AND workarea_id = ANY(@workareas::text[])
-  AND simulation_id IS NULL -- simulation rows are their audience's (D10); fenced until the export knows audiences
+  AND (simulation_id IS NULL OR simulation_id = ANY(@fence::text[])) -- the exporter's fence (D10)
   AND submitted_at >= @from_at AND submitted_at <= @to_at
 ORDER BY submitted_at, id
 LIMIT @max_rows;

@@ -40,7 +40,7 @@ SELECT s.id, s.artifact_id, s.reviewer_key_id, s.reviewer_principal, s.self_sign
        s.consumed_at, s.verdict, s.reason, s.closure, a.author_principal
 FROM admission.serves s
 JOIN admission.artifacts a ON a.tenant_id = s.tenant_id AND a.id = s.artifact_id
-WHERE s.tenant_id = @tenant_id AND a.workarea_id = ANY(@workareas::text[]) AND a.simulation_id IS NULL
+WHERE s.tenant_id = @tenant_id AND a.workarea_id = ANY(@workareas::text[]) AND (a.simulation_id IS NULL OR a.simulation_id = ANY(@fence::text[]))
   AND s.served_at >= @from_at AND s.served_at <= @to_at
 ORDER BY s.served_at, s.id
 LIMIT @max_rows;

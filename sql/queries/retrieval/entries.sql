@@ -95,9 +95,10 @@ WHERE tenant_id = @tenant_id AND id_path <@ CAST(sqlc.arg(scope)::text AS ltree)
 -- name: SteeringFor :many
 -- Steering of the scope, its ancestors and its subtree that the caller may
 -- read: never ranked, by path depth then time.
-SELECT artifact_id, workarea_id, kind, claim_key, version, text, promoted_at, attachments
+SELECT artifact_id, workarea_id, kind, claim_key, version, text, promoted_at, attachments, simulation_id
 FROM retrieval.entries
-WHERE tenant_id = @tenant_id AND kind = 'steering' AND simulation_id IS NULL
+WHERE tenant_id = @tenant_id AND kind = 'steering'
+  AND (simulation_id IS NULL OR simulation_id = ANY(@fence::text[]))
   AND (workarea_id_path @> CAST(sqlc.arg(scope)::text AS ltree) OR workarea_id_path <@ CAST(sqlc.arg(scope)::text AS ltree))
   AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> workarea_id_path
   AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> workarea_id_path)
@@ -112,7 +113,7 @@ WHERE tenant_id = @tenant_id AND artifact_id = ANY(@ids::text[])
   AND embedding_model = @model AND embedding IS NOT NULL;
 
 -- name: EntriesByIDs :many
-SELECT artifact_id, workarea_id, kind, claim_key, version, text, promoted_at, attachments
+SELECT artifact_id, workarea_id, kind, claim_key, version, text, promoted_at, attachments, simulation_id
 FROM retrieval.entries WHERE tenant_id = $1 AND artifact_id = ANY(@ids::text[]);
 
 -- name: ReadLogInsert :exec

@@ -52,6 +52,13 @@ type Access interface {
 	Subtrees(ctx context.Context, s scope.Scope) (Subtrees, error)
 	// Banned reports whether the caller's principal is banned, and why.
 	Banned(ctx context.Context) (bool, string, error)
+	// Fence is the simulations whose rows the caller may read (D10).
+	Fence(ctx context.Context) (scope.Fence, error)
+	// Simulation returns the workarea id path of a simulation the caller
+	// may write into, in the caller's unit of work: one whose audience
+	// does not hold the key is access.not_found, an ended one
+	// simulation.ended.
+	Simulation(ctx context.Context, id string) (workareaIDPath string, err error)
 }
 
 // Lineage is the lineage context: declared derivations and closures.
@@ -175,6 +182,7 @@ type MineFilter struct {
 type QueueFilter struct {
 	Within    Subtrees
 	Principal string // never serve an item this principal already judged
+	Fence     scope.Fence
 	Skip      []string
 	Now       time.Time
 	Limit     int

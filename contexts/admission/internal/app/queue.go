@@ -42,8 +42,12 @@ func (s *Service) Queue(ctx context.Context) ([]QueueEntry, error) {
 		return nil, errs.New(errs.Denied, "the review queue needs dreamer.review effective access (D7, D14)",
 			"this key holds dreamer.review on no workarea")
 	}
+	fence, err := s.Access.Fence(ctx)
+	if err != nil {
+		return nil, err
+	}
 	now := s.now()
-	claims, err := s.Repo.QueueCounts(ctx, caller.TenantID, QueueFilter{Within: reviewable, Principal: caller.PrincipalID, Now: now})
+	claims, err := s.Repo.QueueCounts(ctx, caller.TenantID, QueueFilter{Within: reviewable, Principal: caller.PrincipalID, Fence: fence, Now: now})
 	if err != nil {
 		return nil, fmt.Errorf("count held items: %w", err)
 	}

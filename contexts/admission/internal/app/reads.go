@@ -60,18 +60,28 @@ func (s *Service) MyWork(ctx context.Context, q Mine) (MinePage, error) {
 		}
 		f.WorkareaID = w.ID
 	}
+	fence, err := s.Access.Fence(ctx)
+	if err != nil {
+		return MinePage{}, err
+	}
 	items, err := s.Repo.Mine(ctx, caller.TenantID, caller.KeyID, f)
 	if err != nil {
 		return MinePage{}, fmt.Errorf("list own work: %w", err)
 	}
-	for i := range items {
-		if items[i], err = s.settle(ctx, items[i]); err != nil {
-			return MinePage{}, err
-		}
-	}
-	page := MinePage{Items: items}
+	page := MinePage{Items: items[:0]}
 	if len(items) == f.Limit {
 		page.NextCursor = items[len(items)-1].ID
+	}
+	for _, c := range items {
+		// The key wrote every row here, so its fence holds them all; the
+		// predicate stays, as on every read path (D10).
+		if !fence.Admits(c.SimulationID) {
+			continue
+		}
+		if c, err = s.settle(ctx, c); err != nil {
+			return MinePage{}, err
+		}
+		page.Items = append(page.Items, c)
 	}
 	return page, nil
 }
@@ -107,9 +117,14 @@ func (s *Service) Artifact(ctx context.Context, id string) (ArtifactView, error)
 	return v, nil
 }
 
-// readable reports whether the caller (of principal) may read c: its
-// author always, readers of its workarea once promoted (R3).
+// readable reports whether the caller (of principal) may read c: never a
+// row of a simulation outside its fence (D10); else its author always,
+// readers of its workarea once promoted (R3).
 func (s *Service) readable(ctx context.Context, principal string, c domain.Claim) (bool, error) {
+	fence, err := s.Access.Fence(ctx)
+	if err != nil || !fence.Admits(c.SimulationID) {
+		return false, err
+	}
 	if c.AuthorPrincipal == principal {
 		return true, nil
 	}
@@ -222,10 +237,16 @@ func (s *Service) View(ctx context.Context, ids []string) (map[string]ClaimView,
 	if err != nil {
 		return nil, err
 	}
+	fence, err := s.Access.Fence(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := make(map[string]ClaimView, len(claims))
 	for _, c := range claims {
 		v := ClaimView{Claim: c}
 		switch {
+		case !fence.Admits(c.SimulationID):
+			continue // absent, not even body-less (D10)
 		case c.State == domain.StateErased:
 		case c.AuthorPrincipal == caller.PrincipalID:
 			v.Visibility = Readable
@@ -250,13 +271,17 @@ func (s *Service) RecentReadable(ctx context.Context, idPath string, limit int) 
 	if err != nil {
 		return nil, err
 	}
+	fence, err := s.Access.Fence(ctx)
+	if err != nil {
+		return nil, err
+	}
 	claims, err := s.Repo.RecentPromoted(ctx, caller.TenantID, idPath, limit)
 	if err != nil {
 		return nil, fmt.Errorf("recent claims: %w", err)
 	}
 	out := claims[:0]
 	for _, c := range claims {
-		if readable.Contains(c.WorkareaIDPath) {
+		if fence.Admits(c.SimulationID) && readable.Contains(c.WorkareaIDPath) {
 			out = append(out, c)
 		}
 	}

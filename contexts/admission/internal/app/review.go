@@ -75,6 +75,10 @@ func (s *Service) ServeNextIn(ctx context.Context, workarea string, pass []strin
 				"this key holds dreamer.review nowhere in workarea %s", w.ID)
 		}
 	}
+	fence, err := s.Access.Fence(ctx)
+	if err != nil {
+		return Served{}, false, err
+	}
 	var out Served
 	var found bool
 	// An item whose closure is over the bound can never be reviewed: it
@@ -89,7 +93,7 @@ func (s *Service) ServeNextIn(ctx context.Context, workarea string, pass []strin
 		skip := slices.Clone(pass)
 		for range candidateBatches {
 			batch, err := s.Repo.QueueCandidates(ctx, caller.TenantID, QueueFilter{
-				Within: reviewable, Principal: caller.PrincipalID, Skip: skip, Now: now, Limit: candidateBatch,
+				Within: reviewable, Principal: caller.PrincipalID, Fence: fence, Skip: skip, Now: now, Limit: candidateBatch,
 			})
 			if err != nil {
 				return fmt.Errorf("review queue: %w", err)

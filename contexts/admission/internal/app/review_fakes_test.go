@@ -167,6 +167,8 @@ type reviewAccess struct {
 	review    app.Subtrees
 }
 
+func (a *reviewAccess) Fence(context.Context) (scope.Fence, error) { return nil, nil }
+
 func (a *reviewAccess) WorkareaByID(_ context.Context, id string) (app.Workarea, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

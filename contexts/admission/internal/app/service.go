@@ -73,5 +73,11 @@ func (s *Service) record(ctx context.Context, tenant string, e journal.Event) er
 
 // subject is the journal subject of a claim version.
 func subject(c domain.Claim) map[string]any {
-	return map[string]any{"artifact_id": c.ID, "claim_key": c.ClaimKey, "version": c.Version}
+	s := map[string]any{"artifact_id": c.ID, "claim_key": c.ClaimKey, "version": c.Version}
+	if c.SimulationID != "" {
+		// Every read of the journal (tail, feed, brief, notifications)
+		// fences the event by it (D10).
+		s["simulation_id"] = c.SimulationID
+	}
+	return s
 }

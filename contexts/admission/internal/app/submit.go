@@ -109,7 +109,7 @@ func (s *Service) submit(ctx context.Context, caller auth.Caller, sub domain.Sub
 	if err := s.placeVersion(ctx, &c, sub); err != nil {
 		return Receipt{}, err
 	}
-	if err := s.checkLineage(ctx, c); err != nil {
+	if err := s.checkLineage(ctx, c, w); err != nil {
 		return Receipt{}, err
 	}
 	if len(sub.Uploads) > 0 {
@@ -205,6 +205,21 @@ func (s *Service) placeVersion(ctx context.Context, c *domain.Claim, sub domain.
 	if err != nil {
 		return fmt.Errorf("load superseded claim: %w", err)
 	}
+	if prev.SimulationID != c.SimulationID {
+		// A claim's versions share its simulation or lack of one: a version
+		// outside the simulation would carry a fenced claim to everyone,
+		// one inside it would take the claim from recall outside it.
+		fence, err := s.Access.Fence(ctx)
+		if err != nil {
+			return err
+		}
+		if !fence.Admits(prev.SimulationID) {
+			return errs.New(errs.NotFound, "supersedes names one of the caller's own claims (fail closed)",
+				"supersedes names no claim of this key's principal")
+		}
+		return errs.New(errs.SimulationFence, "a claim's versions share its simulation_id (D10)",
+			"supersedes names a claim of simulation %q; a new version carries simulation_id %q", prev.SimulationID, prev.SimulationID)
+	}
 	if prev.WorkareaID != c.WorkareaID {
 		return errs.Invalid("supersedes: the new version goes into the claim's workarea %s", prev.WorkareaID)
 	}
@@ -233,18 +248,30 @@ func (s *Service) placeVersion(ctx context.Context, c *domain.Claim, sub domain.
 	return nil
 }
 
-// checkLineage: every derives_from target must be readable by the caller
-// (else access.not_found, fail closed), and deriving from a simulation row
-// requires that simulation's id (D10).
-func (s *Service) checkLineage(ctx context.Context, c domain.Claim) error {
+// checkLineage: a submission carrying a simulation_id needs a live
+// simulation whose audience holds the key, with the target workarea in its
+// subtree; every derives_from target must be readable by the caller (else
+// access.not_found, fail closed: a fenced simulation row is unknown), and
+// deriving from a simulation row requires that simulation's id (D10).
+func (s *Service) checkLineage(ctx context.Context, c domain.Claim, target Workarea) error {
 	if c.SimulationID != "" {
-		// No simulation has an audience this key belongs to yet.
-		return errs.New(errs.NotFound, "simulations are served only to their audience (D10)", "no simulation with that id for this key")
+		root, err := s.Access.Simulation(ctx, c.SimulationID)
+		if err != nil {
+			return err
+		}
+		if !(scope.Subtrees{Allow: []string{root}}).Contains(target.IDPath) {
+			return errs.New(errs.SimulationFence, "a simulation's rows live in its workarea's subtree (D10)",
+				"workarea %s is outside simulation %s's subtree", c.WorkareaID, c.SimulationID)
+		}
 	}
 	if len(c.DerivesFrom) == 0 {
 		return nil
 	}
 	readable, err := s.Access.Subtrees(ctx, scope.Reader)
+	if err != nil {
+		return err
+	}
+	fence, err := s.Access.Fence(ctx)
 	if err != nil {
 		return err
 	}
@@ -258,13 +285,13 @@ func (s *Service) checkLineage(ctx context.Context, c domain.Claim) error {
 	}
 	for i, id := range c.DerivesFrom {
 		t, ok := byID[id]
-		if !ok || !t.VisibleTo(c.AuthorPrincipal) || !readable.Contains(t.WorkareaIDPath) {
+		if !ok || !fence.Admits(t.SimulationID) || !t.VisibleTo(c.AuthorPrincipal) || !readable.Contains(t.WorkareaIDPath) {
 			return errs.New(errs.NotFound, "lineage targets must be readable by the submitting key (fail closed)",
 				"derives_from[%d] names no artifact readable by this key", i)
 		}
 		if t.SimulationID != "" && t.SimulationID != c.SimulationID {
 			return errs.New(errs.SimulationFence, "a submission deriving from a simulation row carries its simulation_id (D10)",
-				"derives_from[%d] is a simulation row; carry its simulation_id", i)
+				"derives_from[%d] is a row of simulation %s; carry simulation_id %s", i, t.SimulationID, t.SimulationID)
 		}
 	}
 	return nil

@@ -108,6 +108,28 @@ type fakeAccess struct {
 	app.Access
 	workareas map[string]app.Workarea
 	banned    bool
+	// simulations the caller's key is in the audience of: id → the
+	// simulation's workarea id path ("ended" ends it).
+	simulations map[string]string
+}
+
+func (a fakeAccess) Fence(context.Context) (scope.Fence, error) {
+	var f scope.Fence
+	for id := range a.simulations {
+		f = append(f, id)
+	}
+	return f, nil
+}
+
+func (a fakeAccess) Simulation(_ context.Context, id string) (string, error) {
+	w, ok := a.simulations[id]
+	switch {
+	case !ok:
+		return "", errs.New(errs.NotFound, "simulations are served only to their audience (D10)", "no simulation with that id for this key")
+	case w == "ended":
+		return "", errs.New(errs.SimulationEnded, "an ended simulation takes no new writes", "ended")
+	}
+	return w, nil
 }
 
 func (a fakeAccess) Workarea(_ context.Context, ref string) (app.Workarea, error) {
@@ -235,6 +257,10 @@ func TestSubmitRefusals(t *testing.T) {
 		{"learn without lineage", domain.Submission{Verb: domain.VerbLearn, Workarea: "crew", ClaimKey: "k", Text: "t"}, nil, errs.LineageRequired},
 		{"unknown lineage target", domain.Submission{Verb: domain.VerbLearn, Workarea: "crew", ClaimKey: "k", Text: "t", DerivesFrom: []string{ids.New(ids.Artifact)}}, nil, errs.NotFound},
 		{"simulation outside its audience", domain.Submission{Verb: domain.VerbRemember, Workarea: "crew", ClaimKey: "k", Text: "t", SimulationID: "sim_1"}, nil, errs.NotFound},
+		{"ended simulation", domain.Submission{Verb: domain.VerbRemember, Workarea: "crew", ClaimKey: "k", Text: "t", SimulationID: "sim_1"},
+			func(b bundle) { b.access.simulations = map[string]string{"sim_1": "ended"} }, errs.SimulationEnded},
+		{"workarea outside the simulation's subtree", domain.Submission{Verb: domain.VerbRemember, Workarea: "crew", ClaimKey: "k", Text: "t", SimulationID: "sim_1"},
+			func(b bundle) { b.access.simulations = map[string]string{"sim_1": "U.P.R"} }, errs.SimulationFence},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -251,6 +277,43 @@ func TestSubmitRefusals(t *testing.T) {
 				t.Fatal("a refused submission wrote something")
 			}
 		})
+	}
+}
+
+// TestSubmitSimulationFence: a simulation row is written only inside its
+// simulation's subtree; lineage from it carries its id; its versions keep
+// it; a key outside its audience cannot name it at all (D10).
+func TestSubmitSimulationFence(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.access.simulations = map[string]string{"sim_1": "U.P"} // the crew is U.P.C
+	sim := domain.Submission{Verb: domain.VerbRemember, Workarea: "crew", ClaimKey: "trial", Text: "what if", SimulationID: "sim_1"}
+	row, err := b.svc.Submit(b.ctx, sim)
+	if err != nil || row.Claim.SimulationID != "sim_1" {
+		t.Fatalf("simulation write: %+v %v", row.Claim, err)
+	}
+	row.Claim.State = domain.StatePromoted
+	b.repo.claims[row.Claim.ID] = row.Claim
+	learn := domain.Submission{Verb: domain.VerbLearn, Workarea: "crew", ClaimKey: "outside", Text: "t", DerivesFrom: []string{row.Claim.ID}}
+	if _, err := b.svc.Submit(b.ctx, learn); !errs.Is(err, errs.SimulationFence) {
+		t.Fatalf("learning from a simulation row without its id: %v", err)
+	}
+	learn.SimulationID = "sim_1"
+	if d, err := b.svc.Submit(b.ctx, learn); err != nil || d.Claim.SimulationID != "sim_1" {
+		t.Fatalf("learning with its id: %+v %v", d.Claim, err)
+	}
+	if _, err := b.svc.Submit(b.ctx, domain.Submission{Verb: domain.VerbRemember, Workarea: "crew", Supersedes: row.Claim.ID, Text: "v2"}); !errs.Is(err, errs.SimulationFence) {
+		t.Fatalf("a version outside the simulation: %v", err)
+	}
+	// A key outside the audience: the row is unknown, whatever it names.
+	b.access.simulations = nil
+	learn.SimulationID = ""
+	learn.ClaimKey = "outside-2"
+	if _, err := b.svc.Submit(b.ctx, learn); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("lineage to a fenced row: %v", err)
+	}
+	if _, err := b.svc.Submit(b.ctx, domain.Submission{Verb: domain.VerbRemember, Workarea: "crew", Supersedes: row.Claim.ID, Text: "v2"}); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("superseding a fenced row: %v", err)
 	}
 }
 

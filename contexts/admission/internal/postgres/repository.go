@@ -13,6 +13,7 @@ import (
 	"github.com/omlhub/oml/contexts/admission/internal/domain"
 	"github.com/omlhub/oml/contexts/admission/internal/postgres/dbsqlc"
 	"github.com/omlhub/oml/platform/pg"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // Repository implements app.Repository.
@@ -263,7 +264,7 @@ func (r *Repository) Mine(ctx context.Context, tenant, keyID string, f app.MineF
 func (r *Repository) QueueCandidates(ctx context.Context, tenant string, f app.QueueFilter) ([]domain.Claim, error) {
 	rows, err := r.q.ArtifactsQueue(ctx, r.conn(ctx), dbsqlc.ArtifactsQueueParams{
 		TenantID: tenant, Now: f.Now, Allow: orEmpty(f.Within.Allow), Deny: orEmpty(f.Within.Deny),
-		Skip: orEmpty(f.Skip), Principal: f.Principal, MaxRows: int32(f.Limit),
+		Skip: orEmpty(f.Skip), Principal: f.Principal, MaxRows: int32(f.Limit), Fence: f.Fence.IDs(),
 	})
 	if err != nil {
 		return nil, translate(err)
@@ -290,7 +291,7 @@ func (r *Repository) ServeJudgedBy(ctx context.Context, tenant, artifact, princi
 // QueueCounts implements app.Repository.
 func (r *Repository) QueueCounts(ctx context.Context, tenant string, f app.QueueFilter) ([]app.QueueCount, error) {
 	rows, err := r.q.ArtifactsQueueCounts(ctx, r.conn(ctx), dbsqlc.ArtifactsQueueCountsParams{
-		TenantID: tenant, Now: &f.Now, Allow: orEmpty(f.Within.Allow), Deny: orEmpty(f.Within.Deny), Principal: f.Principal,
+		TenantID: tenant, Now: &f.Now, Allow: orEmpty(f.Within.Allow), Deny: orEmpty(f.Within.Deny), Principal: f.Principal, Fence: f.Fence.IDs(),
 	})
 	if err != nil {
 		return nil, translate(err)
@@ -481,11 +482,11 @@ type EvidenceServe struct {
 }
 
 // Evidence reads a subtree's claims and serves in a time range.
-func (r *Repository) Evidence(ctx context.Context, tenant string, workareas []string, from, to time.Time, limit int) ([]EvidenceClaim, []EvidenceServe, error) {
+func (r *Repository) Evidence(ctx context.Context, tenant string, workareas []string, fence scope.Fence, from, to time.Time, limit int) ([]EvidenceClaim, []EvidenceServe, error) {
 	if workareas == nil {
 		workareas = []string{}
 	}
-	crows, err := r.q.EvidenceClaims(ctx, r.conn(ctx), dbsqlc.EvidenceClaimsParams{TenantID: tenant, Workareas: workareas, FromAt: from, ToAt: to, MaxRows: int32(limit + 1)})
+	crows, err := r.q.EvidenceClaims(ctx, r.conn(ctx), dbsqlc.EvidenceClaimsParams{TenantID: tenant, Workareas: workareas, Fence: fence.IDs(), FromAt: from, ToAt: to, MaxRows: int32(limit + 1)})
 	if err != nil {
 		return nil, nil, translate(err)
 	}
@@ -495,7 +496,7 @@ func (r *Repository) Evidence(ctx context.Context, tenant string, workareas []st
 			AuthorKeyID: c.AuthorKeyID, AuthorPrincipal: c.AuthorPrincipal, Envelope: c.Envelope, Signature: c.Signature,
 			SelfSigned: c.SelfSigned, SubmittedAt: c.SubmittedAt.UTC(), PromotedAt: c.PromotedAt, SettledAt: c.SettledAt}
 	}
-	srows, err := r.q.EvidenceServes(ctx, r.conn(ctx), dbsqlc.EvidenceServesParams{TenantID: tenant, Workareas: workareas, FromAt: from, ToAt: to, MaxRows: int32(limit + 1)})
+	srows, err := r.q.EvidenceServes(ctx, r.conn(ctx), dbsqlc.EvidenceServesParams{TenantID: tenant, Workareas: workareas, Fence: fence.IDs(), FromAt: from, ToAt: to, MaxRows: int32(limit + 1)})
 	if err != nil {
 		return nil, nil, translate(err)
 	}

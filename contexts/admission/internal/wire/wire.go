@@ -28,6 +28,7 @@ type RememberIn struct {
 	Kind           string          `json:"kind,omitempty" jsonschema:"memory (default), derived_fact or steering"`
 	Attachments    []AttachmentRef `json:"attachments,omitempty"`
 	DerivesFrom    []string        `json:"derives_from,omitempty" jsonschema:"artifact ids this memory derives from"`
+	SimulationID   string          `json:"simulation_id,omitempty" jsonschema:"a simulation (sim_…) whose audience holds this key: the row is served only to that audience (D10)"`
 	IdempotencyKey string          `json:"idempotency_key,omitempty" jsonschema:"a retry with the same key and request returns the stored response"`
 }
 
@@ -40,6 +41,10 @@ type RememberOut struct {
 	Workarea         string `json:"workarea"`
 	AttachmentsBound int    `json:"attachments_bound"`
 	IdempotentReplay bool   `json:"idempotent_replay"`
+	// Provenance is "simulation" for a simulation's row (D10), else
+	// omitted.
+	Provenance   string `json:"provenance,omitempty"`
+	SimulationID string `json:"simulation_id,omitempty"`
 }
 
 // LearnIn is the input of oml_learn.
@@ -51,6 +56,7 @@ type LearnIn struct {
 	// submission.lineage_required, like an empty one, not as a missing field.
 	DerivesFrom    []string        `json:"derives_from,omitempty" jsonschema:"the artifacts this fact was distilled from; must be non-empty (omitted or empty: submission.lineage_required)"`
 	Attachments    []AttachmentRef `json:"attachments,omitempty"`
+	SimulationID   string          `json:"simulation_id,omitempty" jsonschema:"a simulation (sim_…) whose audience holds this key: the row is served only to that audience (D10)"`
 	IdempotencyKey string          `json:"idempotency_key,omitempty"`
 }
 
@@ -63,6 +69,10 @@ type LearnOut struct {
 	State            string `json:"state"`
 	LineageDeclared  int    `json:"lineage_declared"`
 	IdempotentReplay bool   `json:"idempotent_replay"`
+	// Provenance is "simulation" for a simulation's row (D10), else
+	// omitted.
+	Provenance   string `json:"provenance,omitempty"`
+	SimulationID string `json:"simulation_id,omitempty"`
 }
 
 // MemoryIn is the body of POST /v1/memories.
@@ -98,13 +108,13 @@ func (m MemoryIn) Submission() domain.Submission {
 // FromRemember converts oml_remember's input.
 func FromRemember(in RememberIn) MemoryIn {
 	return MemoryIn{Verb: "remember", Workarea: in.Workarea, ClaimKey: in.ClaimKey, Text: in.Text, Kind: in.Kind,
-		Attachments: in.Attachments, DerivesFrom: in.DerivesFrom, IdempotencyKey: in.IdempotencyKey}
+		Attachments: in.Attachments, DerivesFrom: in.DerivesFrom, SimulationID: in.SimulationID, IdempotencyKey: in.IdempotencyKey}
 }
 
 // FromLearn converts oml_learn's input.
 func FromLearn(in LearnIn) MemoryIn {
 	return MemoryIn{Verb: "learn", Workarea: in.Workarea, ClaimKey: in.ClaimKey, Text: in.Text, Kind: "derived_fact",
-		Attachments: in.Attachments, DerivesFrom: in.DerivesFrom, IdempotencyKey: in.IdempotencyKey}
+		Attachments: in.Attachments, DerivesFrom: in.DerivesFrom, SimulationID: in.SimulationID, IdempotencyKey: in.IdempotencyKey}
 }
 
 // Submitted is a submission's answer in either shape.
@@ -168,12 +178,22 @@ func toSubmitted(r app.Receipt) Submitted {
 		return Submitted{Learn: &LearnOut{
 			ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: string(c.Kind),
 			State: string(c.State), LineageDeclared: r.LineageDeclared,
+			Provenance: Provenance(c.SimulationID), SimulationID: c.SimulationID,
 		}}
 	}
 	return Submitted{Remember: &RememberOut{
 		ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, State: string(c.State),
 		Workarea: c.WorkareaID, AttachmentsBound: r.AttachmentsBound,
+		Provenance: Provenance(c.SimulationID), SimulationID: c.SimulationID,
 	}}
+}
+
+// Provenance is "simulation" for a row of a simulation (D10), else "".
+func Provenance(simulation string) string {
+	if simulation == "" {
+		return ""
+	}
+	return "simulation"
 }
 
 // MyWorkIn is the input of oml_my_work.
@@ -194,6 +214,8 @@ type WorkItem struct {
 	SubmittedAt   time.Time  `json:"submitted_at"`
 	HeldExpiresAt *time.Time `json:"held_expires_at,omitempty"`
 	PromotedAt    *time.Time `json:"promoted_at,omitempty"`
+	Provenance    string     `json:"provenance,omitempty"`
+	SimulationID  string     `json:"simulation_id,omitempty"`
 }
 
 // MyWorkOut is the output of oml_my_work.
@@ -207,7 +229,7 @@ func ToMyWork(p app.MinePage) MyWorkOut {
 	out := MyWorkOut{Items: make([]WorkItem, len(p.Items))}
 	for i, c := range p.Items {
 		item := WorkItem{ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: string(c.Kind), State: string(c.State),
-			SubmittedAt: c.SubmittedAt.UTC(), PromotedAt: utc(c.PromotedAt)}
+			SubmittedAt: c.SubmittedAt.UTC(), PromotedAt: utc(c.PromotedAt), Provenance: Provenance(c.SimulationID), SimulationID: c.SimulationID}
 		if c.State == domain.StateHeld {
 			t := c.HeldExpiresAt.UTC()
 			item.HeldExpiresAt = &t
@@ -252,6 +274,8 @@ type Artifact struct {
 	SubmittedAt   time.Time       `json:"submitted_at"`
 	HeldExpiresAt *time.Time      `json:"held_expires_at,omitempty"`
 	PromotedAt    *time.Time      `json:"promoted_at,omitempty"`
+	Provenance    string          `json:"provenance,omitempty"`
+	SimulationID  string          `json:"simulation_id,omitempty"`
 	Envelope      json.RawMessage `json:"envelope"`
 	Signature     string          `json:"signature" jsonschema:"base64 Ed25519 signature of the envelope's canonical bytes"`
 }
@@ -262,6 +286,7 @@ func ToArtifact(c domain.Claim, parents []string, author bool) Artifact {
 		ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: string(c.Kind), State: string(c.State),
 		Workarea: c.WorkareaID, DerivesFrom: orEmpty(parents), Supersedes: c.Supersedes, Attachments: ToAttachments(c.Attachments),
 		SelfSigned: c.SelfSigned, SubmittedAt: c.SubmittedAt.UTC(), PromotedAt: utc(c.PromotedAt),
+		Provenance: Provenance(c.SimulationID), SimulationID: c.SimulationID,
 		Envelope: json.RawMessage(c.Envelope), Signature: base64.StdEncoding.EncodeToString(c.Signature),
 	}
 	if c.State != domain.StateErased {

@@ -176,6 +176,10 @@ func (s *Service) window(ctx context.Context, c auth.Caller, w Workarea, sinceSe
 	if basis == domain.BasisNone {
 		limit = domain.BriefRankPool
 	}
+	fence, err := s.Access.Fence(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []journal.Stored
 	before := int64(0)
 	// Like the tail, one brief scans a bounded part of the journal, however
@@ -190,8 +194,8 @@ func (s *Service) window(ctx context.Context, c auth.Caller, w Workarea, sinceSe
 			if basis == domain.BasisPreviousSession && !e.At.After(prevAt) {
 				return out, nil
 			}
-			d := domain.Event{Seq: e.Seq, Type: e.Type, Actor: e.Actor, Workarea: e.Workarea, Payload: e.Payload}
-			if domain.Visible(d, c.KeyID, true) && len(out) < limit {
+			d := eventOf(e)
+			if domain.Visible(d, c.KeyID, true, fence) && len(out) < limit {
 				out = append(out, e)
 			}
 		}

@@ -201,6 +201,10 @@ func (s *Service) drainSubscriptions(ctx context.Context, c auth.Caller, out *[]
 	if err != nil || len(subs) == 0 {
 		return err
 	}
+	fence, err := s.Access.Fence(ctx)
+	if err != nil {
+		return err
+	}
 	from := slices.MinFunc(subs, func(a, b domain.Subscription) int { return cmp.Compare(a.Seq, b.Seq) }).Seq
 	batch, err := s.Journal.After(ctx, c.TenantID, from, domain.ScanPage)
 	if err != nil || len(batch) == 0 {
@@ -220,9 +224,9 @@ func (s *Service) drainSubscriptions(ctx context.Context, c auth.Caller, out *[]
 			if len(*out) >= domain.MaxPending {
 				break
 			}
-			d := domain.Event{Seq: e.Seq, Type: e.Type, Actor: e.Actor, Workarea: e.Workarea, Payload: e.Payload}
+			d := eventOf(e)
 			w, known := ws[e.Workarea]
-			if known && w.Reader && e.Workarea != "" && sub.Matches(d, w.IDPath, me) && domain.Visible(d, c.KeyID, true) {
+			if known && w.Reader && e.Workarea != "" && sub.Matches(d, w.IDPath, me) && domain.Visible(d, c.KeyID, true, fence) {
 				*out = append(*out, domain.EventNotice(d, e.ID, e.At))
 			}
 			seq = e.Seq

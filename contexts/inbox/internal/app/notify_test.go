@@ -11,6 +11,7 @@ import (
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // fakeNotices is app.Notices in memory for one tenant.
@@ -87,6 +88,8 @@ func (inline) InTx(ctx context.Context, fn func(context.Context) error) error { 
 
 // grants reads wa_crew (u.crew) always and wa_secret only when open.
 type grants struct{ secret *bool }
+
+func (g grants) Fence(context.Context) (scope.Fence, error) { return nil, nil }
 
 func (g grants) Workarea(_ context.Context, ref string) (app.Workarea, error) {
 	if ref == "crew" || ref == "wa_crew" {

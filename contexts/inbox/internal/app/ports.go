@@ -12,6 +12,7 @@ import (
 	"github.com/omlhub/oml/contexts/inbox/internal/domain"
 
 	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // Workarea is a workarea with the caller's read access there (from the
@@ -33,6 +34,8 @@ type Access interface {
 	// WorkareasByIDs is Workarea for many ids in one read; ids the caller
 	// holds nothing on (or unknown ones) are left out.
 	WorkareasByIDs(ctx context.Context, ids []string) (map[string]Workarea, error)
+	// Fence is the simulations whose rows the caller may read (D10).
+	Fence(ctx context.Context) (scope.Fence, error)
 }
 
 // Journal reads the per-tenant journal: the tail is a view of it, never a

@@ -9,6 +9,7 @@ import (
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // InboxQuery is one inbox read.
@@ -123,6 +124,10 @@ func (s *Service) Feed(ctx context.Context, q domain.FeedQuery) (FeedPage, error
 	if err != nil {
 		return FeedPage{}, err
 	}
+	fence, err := s.Access.Fence(ctx)
+	if err != nil {
+		return FeedPage{}, err
+	}
 	if err := s.settle(ctx, c.TenantID); err != nil {
 		return FeedPage{}, err
 	}
@@ -165,7 +170,7 @@ func (s *Service) Feed(ctx context.Context, q domain.FeedQuery) (FeedPage, error
 				break
 			}
 			pos, scanned = e.Seq, scanned+1
-			if visibleInFeed(e, c.KeyID, q) {
+			if visibleInFeed(e, c.KeyID, fence, q) {
 				page.Events = append(page.Events, e)
 			}
 		}
@@ -196,8 +201,8 @@ func (s *Service) Feed(ctx context.Context, q domain.FeedQuery) (FeedPage, error
 	return page, nil
 }
 
-func visibleInFeed(e journal.Stored, callerKey string, q domain.FeedQuery) bool {
-	if !domain.Visible(domain.Event{Seq: e.Seq, Type: e.Type, Actor: e.Actor, Workarea: e.Workarea, Payload: e.Payload}, callerKey, true) {
+func visibleInFeed(e journal.Stored, callerKey string, fence scope.Fence, q domain.FeedQuery) bool {
+	if !domain.Visible(eventOf(e), callerKey, true, fence) {
 		return false
 	}
 	if q.Kind != "" && domain.KindOf(e.Type) != q.Kind {

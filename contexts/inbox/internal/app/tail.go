@@ -65,6 +65,10 @@ func (s *Service) Tail(ctx context.Context, q domain.TailQuery) (TailPage, error
 		return TailPage{}, errs.New(errs.NotFound, "effective access (D7); unknown and out-of-scope are indistinguishable",
 			"no readable workarea with that reference for this key")
 	}
+	fence, err := s.Access.Fence(ctx)
+	if err != nil {
+		return TailPage{}, err
+	}
 	head, err := s.Journal.Head(ctx, c.TenantID)
 	if err != nil {
 		return TailPage{}, err
@@ -94,8 +98,8 @@ func (s *Service) Tail(ctx context.Context, q domain.TailQuery) (TailPage, error
 				break
 			}
 			after, scanned = e.Seq, scanned+1
-			d := domain.Event{Seq: e.Seq, Type: e.Type, Actor: e.Actor, Workarea: e.Workarea, Payload: e.Payload}
-			if domain.Visible(d, c.KeyID, readable[e.Workarea]) {
+			d := eventOf(e)
+			if domain.Visible(d, c.KeyID, readable[e.Workarea], fence) {
 				if !domain.ActorShown(d, c.KeyID, admin[e.Workarea]) {
 					e.Actor = ""
 				}
@@ -129,4 +133,9 @@ func (s *Service) readableIn(ctx context.Context, scope Workarea, batch []journa
 		admin[id] = readable[id] && w.Admin
 	}
 	return readable, admin, nil
+}
+
+// eventOf is a journal event as the inbox's rules read it.
+func eventOf(e journal.Stored) domain.Event {
+	return domain.Event{Seq: e.Seq, Type: e.Type, Actor: e.Actor, Workarea: e.Workarea, Payload: e.Payload, Simulation: e.Simulation()}
 }

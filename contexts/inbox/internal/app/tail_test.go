@@ -13,6 +13,7 @@ import (
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // fakeJournal holds one tenant's events, seq 1…n.
@@ -51,6 +52,8 @@ func (j *fakeJournal) Append(_ context.Context, _ string, e journal.Event) (jour
 }
 
 type oneScope struct{}
+
+func (oneScope) Fence(context.Context) (scope.Fence, error) { return nil, nil }
 
 func (oneScope) Workarea(context.Context, string) (app.Workarea, error) {
 	return app.Workarea{ID: "wa_crew", IDPath: "u.crew", Reader: true}, nil

@@ -6,6 +6,7 @@ package domain
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/omlhub/oml/platform/errs"
@@ -54,6 +55,9 @@ type Event struct {
 	Actor    string
 	Workarea string
 	Payload  json.RawMessage
+	// Simulation is the simulation (D10) of the row the event is about,
+	// from its subject; "" for none.
+	Simulation string
 }
 
 // public are the event types every reader of the event's workarea sees,
@@ -80,12 +84,14 @@ var public = map[string]bool{
 	"session.prune":            true,
 }
 
-// Visible reports whether the caller (its key) sees e in a tail whose
-// scope holds e's workarea readably (inScope). An event without a
-// workarea is in no scope. An erasure is public only for a claim that was
-// promoted: erasing a held one must not reveal that it existed.
-func Visible(e Event, callerKey string, inScope bool) bool {
-	if !inScope || e.Workarea == "" {
+// Visible reports whether the caller (its key, and its fence: the
+// simulations whose audience holds it) sees e in a tail whose scope holds
+// e's workarea readably (inScope). An event about a simulation's row is
+// absent outside that simulation's audience (D10). An event without a workarea is in no
+// scope. An erasure is public only for a claim that was promoted: erasing
+// a held one must not reveal that it existed.
+func Visible(e Event, callerKey string, inScope bool, fence []string) bool {
+	if !inScope || e.Workarea == "" || (e.Simulation != "" && !slices.Contains(fence, e.Simulation)) {
 		return false
 	}
 	// Coordination records (signals, questions, answers, approvals) are

@@ -28,8 +28,11 @@ func TestVisible(t *testing.T) {
 		{"a grant", Event{Type: "grant.add", Actor: "key_adm", Workarea: "wa_1"}, true, false},
 		{"another agent's session ended", Event{Type: "session.end", Actor: "key_other", Workarea: "wa_1"}, true, true},
 		{"no workarea, mine", Event{Type: "key.issue", Actor: "key_me"}, true, false},
+		{"a promotion in my simulation", Event{Type: "lifecycle.promote", Actor: "key_rev", Workarea: "wa_1", Simulation: "sim_mine"}, true, true},
+		{"a promotion in another simulation (D10)", Event{Type: "lifecycle.promote", Actor: "key_rev", Workarea: "wa_1", Simulation: "sim_other"}, true, false},
+		{"my own submission in another simulation (D10)", Event{Type: "submission.remember", Actor: "key_me", Workarea: "wa_1", Simulation: "sim_other"}, true, false},
 	} {
-		if got := Visible(c.e, "key_me", c.inScope); got != c.want {
+		if got := Visible(c.e, "key_me", c.inScope, []string{"sim_mine"}); got != c.want {
 			t.Errorf("%s: Visible = %v, want %v", c.name, got, c.want)
 		}
 	}

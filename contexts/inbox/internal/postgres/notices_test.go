@@ -13,6 +13,7 @@ import (
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/journal"
 	"github.com/omlhub/oml/platform/pgtest"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // Concurrent drains by one principal (two keys, several replicas) deliver
@@ -88,6 +89,8 @@ func TestAttentionDrainDeliversOnceUnderConcurrency(t *testing.T) {
 
 // readsAll grants the caller read on every workarea it is asked about.
 type readsAll struct{}
+
+func (readsAll) Fence(context.Context) (scope.Fence, error) { return nil, nil }
 
 func (readsAll) Workarea(_ context.Context, ref string) (app.Workarea, error) {
 	return app.Workarea{ID: ref, IDPath: "r." + ref, Reader: true}, nil

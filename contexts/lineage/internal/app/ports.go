@@ -69,6 +69,7 @@ type ClaimRef struct {
 	WorkareaID     string
 	WorkareaIDPath string
 	Supersedes     string
+	SimulationID   string // a simulation's row (D10), shown only to its audience
 	Visibility     Visibility
 }
 

@@ -123,6 +123,13 @@ func (s *Service) claimEndpoints(ctx context.Context, e *domain.Edge, p domain.P
 			return errs.New(errs.NotFound, "claim edges join claims readable by the proposing key (fail closed)",
 				"endpoint '%s' names no artifact readable by this key", which)
 		}
+		if r.SimulationID != "" {
+			// An edge's review and its readers are not fenced (the edge
+			// queue and the graph's edges carry no simulation): refuse
+			// rather than let one reveal a simulation row (D10, fail closed).
+			return errs.New(errs.SimulationFence, "claim edges do not touch simulation rows: their review and readers are not fenced (D10, fail closed)",
+				"endpoint '%s' is a row of simulation %s", which, r.SimulationID)
+		}
 	}
 	propose, err := s.Access.Subtrees(ctx, scope.DreamerPropose)
 	if err != nil {

@@ -57,6 +57,10 @@ type Claim struct {
 	Kind       string `json:"kind"`
 	State      string `json:"state"`
 	Workarea   string `json:"workarea"`
+	// Provenance is "simulation" for a simulation's row (D10), else
+	// omitted.
+	Provenance   string `json:"provenance,omitempty"`
+	SimulationID string `json:"simulation_id,omitempty"`
 }
 
 // Edge is a graph edge.
@@ -84,7 +88,11 @@ func ToGraphOut(g app.Graph) GraphOut {
 		out.NextCursor = &g.NextCursor
 	}
 	for i, c := range g.Claims {
-		out.Claims[i] = Claim{ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: c.Kind, State: c.State, Workarea: c.WorkareaID}
+		out.Claims[i] = Claim{ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: c.Kind, State: c.State, Workarea: c.WorkareaID,
+			SimulationID: c.SimulationID}
+		if c.SimulationID != "" {
+			out.Claims[i].Provenance = "simulation"
+		}
 	}
 	for i, e := range g.Edges {
 		out.Edges[i] = Edge{Kind: e.Kind, Label: e.Label, From: e.From, To: e.To, State: e.State, EdgeID: e.EdgeID}

@@ -37,6 +37,8 @@ type Access interface {
 	Paths(ctx context.Context, ids []string) (map[string]string, error)
 	// AdministersTenant is nil when the caller is an admin on universe.
 	AdministersTenant(ctx context.Context) error
+	// Fence is the simulations whose rows the caller may read (D10).
+	Fence(ctx context.Context) (scope.Fence, error)
 }
 
 // Embedder turns texts into L2-normalised vectors.
@@ -73,11 +75,12 @@ type Entry struct {
 }
 
 // Filter is where a recall may look: under Scope, inside Allow, outside
-// Deny (id paths).
+// Deny (id paths), rows of no simulation or of one in Fence (D10).
 type Filter struct {
 	Scope string
 	Allow []string
 	Deny  []string
+	Fence scope.Fence
 }
 
 // ReadLog is one read, as logged: a recall, or another context's read

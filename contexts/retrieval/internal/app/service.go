@@ -118,8 +118,12 @@ func (s *Service) Recall(ctx context.Context, q domain.Query) (Result, error) {
 	}
 	// Steering looks up the tree too (ancestors the key reads); hits stay
 	// under the scope.
-	steerFilter := Filter{Scope: where.IDPath, Allow: readable.Allow, Deny: readable.Deny}
-	hitFilter := Filter{Scope: where.IDPath, Allow: domain.Narrow(where.IDPath, readable.Allow), Deny: readable.Deny}
+	fence, err := s.Access.Fence(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	steerFilter := Filter{Scope: where.IDPath, Allow: readable.Allow, Deny: readable.Deny, Fence: fence}
+	hitFilter := Filter{Scope: where.IDPath, Allow: domain.Narrow(where.IDPath, readable.Allow), Deny: readable.Deny, Fence: fence}
 
 	// The query's statistics and its embedding come first: the embedder
 	// may be a remote service, and no network call runs inside the read

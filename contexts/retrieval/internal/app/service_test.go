@@ -65,7 +65,8 @@ func (oneWorkarea) Paths(context.Context, []string) (map[string]string, error) {
 	return map[string]string{"wa_1": "universe"}, nil
 }
 
-func (oneWorkarea) AdministersTenant(context.Context) error { return nil }
+func (oneWorkarea) AdministersTenant(context.Context) error    { return nil }
+func (oneWorkarea) Fence(context.Context) (scope.Fence, error) { return nil, nil }
 
 type unitEmbedder struct{}
 

@@ -160,8 +160,11 @@ func (r *Repository) Reachable(ctx context.Context, tenant string, f app.Filter)
 	return r.q.SubtreeCount(ctx, r.conn(ctx), dbsqlc.SubtreeCountParams{TenantID: tenant, Scope: f.Scope, Allow: orEmpty(f.Allow), Deny: orEmpty(f.Deny)})
 }
 
-func entryFrom(tenant, id, workarea, kind, claimKey string, version int32, text string, at time.Time, attachments []byte) (app.Entry, error) {
+func entryFrom(tenant, id, workarea, kind, claimKey string, version int32, text string, at time.Time, attachments []byte, simulation *string) (app.Entry, error) {
 	e := app.Entry{TenantID: tenant, ArtifactID: id, WorkareaID: workarea, Kind: kind, ClaimKey: claimKey, Version: int(version), Text: text, PromotedAt: at}
+	if simulation != nil {
+		e.SimulationID = *simulation
+	}
 	var atts []attachmentRecord
 	if err := json.Unmarshal(attachments, &atts); err != nil {
 		return e, fmt.Errorf("decode attachments of %s: %w", id, err)
@@ -175,14 +178,14 @@ func entryFrom(tenant, id, workarea, kind, claimKey string, version int32, text 
 // Steering lists the steering rows a filter reaches, unranked.
 func (r *Repository) Steering(ctx context.Context, tenant string, f app.Filter, limit int) ([]app.Entry, error) {
 	rows, err := r.q.SteeringFor(ctx, r.conn(ctx), dbsqlc.SteeringForParams{
-		TenantID: tenant, Scope: f.Scope, Allow: orEmpty(f.Allow), Deny: orEmpty(f.Deny), MaxRows: int32(limit),
+		TenantID: tenant, Scope: f.Scope, Allow: orEmpty(f.Allow), Deny: orEmpty(f.Deny), MaxRows: int32(limit), Fence: f.Fence.IDs(),
 	})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]app.Entry, len(rows))
 	for i, row := range rows {
-		if out[i], err = entryFrom(tenant, row.ArtifactID, row.WorkareaID, row.Kind, row.ClaimKey, row.Version, row.Text, row.PromotedAt, row.Attachments); err != nil {
+		if out[i], err = entryFrom(tenant, row.ArtifactID, row.WorkareaID, row.Kind, row.ClaimKey, row.Version, row.Text, row.PromotedAt, row.Attachments, row.SimulationID); err != nil {
 			return nil, err
 		}
 	}
@@ -215,7 +218,7 @@ var oneShot = pgx.QueryExecModeCacheDescribe
 // SQL is built here because the sum has one term per lexeme; every value
 // is a parameter.
 func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullTextQuery, f app.Filter, limit int) ([]string, error) {
-	args := []any{tenant, q.TSQuery, f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), limit, q.AvgLen}
+	args := []any{tenant, q.TSQuery, f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), limit, q.AvgLen, f.Fence.IDs()}
 	var score strings.Builder
 	for i, lexeme := range q.Lexemes {
 		if i > 0 {
@@ -239,7 +242,7 @@ func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullT
 	sql := `SELECT artifact_id, ` + score.String() + ` AS score
 FROM retrieval.entries,
 LATERAL (SELECT 0.12 * (0.25 + 0.75 * length(tsv) / greatest($7::float8, 1)) AS k) AS norm
-WHERE tenant_id = $1 AND kind <> 'steering' AND simulation_id IS NULL
+WHERE tenant_id = $1 AND kind <> 'steering' AND (simulation_id IS NULL OR simulation_id = ANY($8::text[]))
   AND tsv @@ $2::tsquery
   AND ` + inScope + `
   AND $4::text[]::ltree[] @> workarea_id_path
@@ -276,7 +279,7 @@ LIMIT $6`
 func (r *Repository) Vector(ctx context.Context, tenant, model string, dim int, vec []float32, f app.Filter, limit int, s domain.Search) ([]string, error) {
 	expr := fmt.Sprintf("(embedding::halfvec(%d) <=> $2)", dim)
 	modelIs := "embedding_model = '" + strings.ReplaceAll(model, "'", "''") + "'"
-	const filter = `tenant_id = $1 AND kind <> 'steering' AND simulation_id IS NULL
+	const filter = `tenant_id = $1 AND kind <> 'steering' AND (simulation_id IS NULL OR simulation_id = ANY($7::text[]))
   AND workarea_id_path <@ $3::text::ltree
   AND $4::text[]::ltree[] @> workarea_id_path
   AND NOT ($5::text[]::ltree[] @> workarea_id_path)`
@@ -290,7 +293,7 @@ ORDER BY ` + expr + ` + 0 LIMIT $6`
 		settings = fmt.Sprintf("SET LOCAL hnsw.iterative_scan = off; SET LOCAL hnsw.ef_search = %d", s.Candidates)
 		sql = fmt.Sprintf(`SELECT artifact_id, distance FROM (
     SELECT artifact_id, tenant_id, kind, simulation_id, workarea_id_path, %[1]s AS distance
-    FROM retrieval.entries WHERE %[2]s ORDER BY %[1]s LIMIT $7) AS nearest
+    FROM retrieval.entries WHERE %[2]s ORDER BY %[1]s LIMIT $8) AS nearest
 WHERE `, expr, modelIs) + filter + `
 ORDER BY distance LIMIT $6`
 	case domain.Filtered:
@@ -306,7 +309,7 @@ ORDER BY ` + expr + ` LIMIT $6`
 			return nil, err
 		}
 	}
-	args := []any{oneShot, tenant, pgvector.NewHalfVector(vec), f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), limit}
+	args := []any{oneShot, tenant, pgvector.NewHalfVector(vec), f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), limit, f.Fence.IDs()}
 	if s.Method == domain.Overfetch {
 		args = append(args, s.Candidates)
 	}
@@ -360,7 +363,7 @@ func (r *Repository) Entries(ctx context.Context, tenant string, ids []string) (
 	}
 	out := make([]app.Entry, len(rows))
 	for i, row := range rows {
-		if out[i], err = entryFrom(tenant, row.ArtifactID, row.WorkareaID, row.Kind, row.ClaimKey, row.Version, row.Text, row.PromotedAt, row.Attachments); err != nil {
+		if out[i], err = entryFrom(tenant, row.ArtifactID, row.WorkareaID, row.Kind, row.ClaimKey, row.Version, row.Text, row.PromotedAt, row.Attachments, row.SimulationID); err != nil {
 			return nil, err
 		}
 	}

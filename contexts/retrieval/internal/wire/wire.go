@@ -28,6 +28,8 @@ type Steering struct {
 	Kind         string `json:"kind"`
 	Text         string `json:"text"`
 	WorkareaPath string `json:"workarea_path"`
+	Provenance   string `json:"provenance,omitempty"`
+	SimulationID string `json:"simulation_id,omitempty"`
 }
 
 // Attachment is a hit's attachment digest.
@@ -48,6 +50,20 @@ type Hit struct {
 	WorkareaPath string       `json:"workarea_path"`
 	PromotedAt   time.Time    `json:"promoted_at"`
 	Attachments  []Attachment `json:"attachments"`
+	// Provenance is "simulation" for a row of a simulation (D10), shown
+	// only to its audience; omitted otherwise.
+	Provenance   string `json:"provenance,omitempty"`
+	SimulationID string `json:"simulation_id,omitempty"`
+}
+
+// ProvenanceSimulation marks a simulation's rows (D10).
+const ProvenanceSimulation = "simulation"
+
+func provenance(simulation string) string {
+	if simulation == "" {
+		return ""
+	}
+	return ProvenanceSimulation
 }
 
 // RecallOut is the output of oml_recall: steering first, then hits.
@@ -60,7 +76,8 @@ type RecallOut struct {
 func ToRecallOut(r app.Result) RecallOut {
 	out := RecallOut{Steering: make([]Steering, len(r.Steering)), Hits: make([]Hit, len(r.Hits))}
 	for i, s := range r.Steering {
-		out.Steering[i] = Steering{ArtifactID: s.Entry.ArtifactID, Kind: s.Entry.Kind, Text: s.Entry.Text, WorkareaPath: s.WorkareaPath}
+		out.Steering[i] = Steering{ArtifactID: s.Entry.ArtifactID, Kind: s.Entry.Kind, Text: s.Entry.Text, WorkareaPath: s.WorkareaPath,
+			Provenance: provenance(s.Entry.SimulationID), SimulationID: s.Entry.SimulationID}
 	}
 	for i, h := range r.Hits {
 		e := h.Entry
@@ -68,6 +85,7 @@ func ToRecallOut(r app.Result) RecallOut {
 			ArtifactID: e.ArtifactID, ClaimKey: e.ClaimKey, Version: e.Version, State: "promoted",
 			Score: math.Round(h.Score*10000) / 10000, Text: e.Text, WorkareaPath: h.WorkareaPath,
 			PromotedAt: e.PromotedAt.UTC(), Attachments: make([]Attachment, len(e.Attachments)),
+			Provenance: provenance(e.SimulationID), SimulationID: e.SimulationID,
 		}
 		for j, a := range e.Attachments {
 			hit.Attachments[j] = Attachment(a)

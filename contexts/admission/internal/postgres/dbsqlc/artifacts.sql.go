@@ -613,14 +613,15 @@ WHERE a.tenant_id = $1 AND a.state = 'held' AND a.held_expires_at > $2
   AND CAST($3::text[] AS ltree[]) @> a.workarea_id_path
   AND NOT (CAST($4::text[] AS ltree[]) @> a.workarea_id_path)
   AND a.id <> ALL($5::text[])
+  AND (a.simulation_id IS NULL OR a.simulation_id = ANY($6::text[]))
   AND (a.leased_until IS NULL OR a.leased_until <= $2)
   AND NOT EXISTS (
       SELECT 1 FROM admission.serves s
       WHERE s.tenant_id = a.tenant_id AND s.artifact_id = a.id
-        AND s.verdict IS NOT NULL AND s.reviewer_principal = $6
+        AND s.verdict IS NOT NULL AND s.reviewer_principal = $7
   )
 ORDER BY a.submitted_at
-LIMIT $7
+LIMIT $8
 `
 
 type ArtifactsQueueParams struct {
@@ -629,6 +630,7 @@ type ArtifactsQueueParams struct {
 	Allow     []string
 	Deny      []string
 	Skip      []string
+	Fence     []string
 	Principal string
 	MaxRows   int32
 }
@@ -645,6 +647,7 @@ func (q *Queries) ArtifactsQueue(ctx context.Context, db DBTX, arg ArtifactsQueu
 		arg.Allow,
 		arg.Deny,
 		arg.Skip,
+		arg.Fence,
 		arg.Principal,
 		arg.MaxRows,
 	)
@@ -703,6 +706,7 @@ WHERE a.tenant_id = $2 AND a.state = 'held' AND a.held_expires_at > $1
   AND CAST($3::text[] AS ltree[]) @> a.workarea_id_path
   AND NOT (CAST($4::text[] AS ltree[]) @> a.workarea_id_path)
   AND a.author_principal <> $5
+  AND (a.simulation_id IS NULL OR a.simulation_id = ANY($6::text[]))
   AND NOT EXISTS (
       SELECT 1 FROM admission.serves s
       WHERE s.tenant_id = a.tenant_id AND s.artifact_id = a.id
@@ -717,6 +721,7 @@ type ArtifactsQueueCountsParams struct {
 	Allow     []string
 	Deny      []string
 	Principal string
+	Fence     []string
 }
 
 type ArtifactsQueueCountsRow struct {
@@ -736,6 +741,7 @@ func (q *Queries) ArtifactsQueueCounts(ctx context.Context, db DBTX, arg Artifac
 		arg.Allow,
 		arg.Deny,
 		arg.Principal,
+		arg.Fence,
 	)
 	if err != nil {
 		return nil, err
@@ -826,15 +832,16 @@ SELECT id, workarea_id, claim_key, version, kind, state, author_key_id, author_p
        envelope, signature, self_signed, submitted_at, promoted_at, settled_at
 FROM admission.artifacts
 WHERE tenant_id = $1 AND workarea_id = ANY($2::text[])
-  AND simulation_id IS NULL -- simulation rows are their audience's (D10); fenced until the export knows audiences
-  AND submitted_at >= $3 AND submitted_at <= $4
+  AND (simulation_id IS NULL OR simulation_id = ANY($3::text[])) -- the exporter's fence (D10)
+  AND submitted_at >= $4 AND submitted_at <= $5
 ORDER BY submitted_at, id
-LIMIT $5
+LIMIT $6
 `
 
 type EvidenceClaimsParams struct {
 	TenantID  string
 	Workareas []string
+	Fence     []string
 	FromAt    time.Time
 	ToAt      time.Time
 	MaxRows   int32
@@ -863,6 +870,7 @@ func (q *Queries) EvidenceClaims(ctx context.Context, db DBTX, arg EvidenceClaim
 	rows, err := db.Query(ctx, evidenceClaims,
 		arg.TenantID,
 		arg.Workareas,
+		arg.Fence,
 		arg.FromAt,
 		arg.ToAt,
 		arg.MaxRows,

@@ -15,15 +15,16 @@ SELECT s.id, s.artifact_id, s.reviewer_key_id, s.reviewer_principal, s.self_sign
        s.consumed_at, s.verdict, s.reason, s.closure, a.author_principal
 FROM admission.serves s
 JOIN admission.artifacts a ON a.tenant_id = s.tenant_id AND a.id = s.artifact_id
-WHERE s.tenant_id = $1 AND a.workarea_id = ANY($2::text[]) AND a.simulation_id IS NULL
-  AND s.served_at >= $3 AND s.served_at <= $4
+WHERE s.tenant_id = $1 AND a.workarea_id = ANY($2::text[]) AND (a.simulation_id IS NULL OR a.simulation_id = ANY($3::text[]))
+  AND s.served_at >= $4 AND s.served_at <= $5
 ORDER BY s.served_at, s.id
-LIMIT $5
+LIMIT $6
 `
 
 type EvidenceServesParams struct {
 	TenantID  string
 	Workareas []string
+	Fence     []string
 	FromAt    time.Time
 	ToAt      time.Time
 	MaxRows   int32
@@ -50,6 +51,7 @@ func (q *Queries) EvidenceServes(ctx context.Context, db DBTX, arg EvidenceServe
 	rows, err := db.Query(ctx, evidenceServes,
 		arg.TenantID,
 		arg.Workareas,
+		arg.Fence,
 		arg.FromAt,
 		arg.ToAt,
 		arg.MaxRows,

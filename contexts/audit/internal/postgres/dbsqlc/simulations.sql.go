@@ -47,8 +47,36 @@ func (q *Queries) SimulationEnd(ctx context.Context, db DBTX, arg SimulationEndP
 	return err
 }
 
+const simulationForKey = `-- name: SimulationForKey :one
+SELECT s.workarea_id, s.workarea_id_path, s.ended_at FROM audit.simulations s
+JOIN audit.simulation_audience a ON a.tenant_id = s.tenant_id AND a.simulation_id = s.id
+WHERE s.tenant_id = $1 AND s.id = $2 AND a.key_id = $3
+FOR SHARE OF s
+`
+
+type SimulationForKeyParams struct {
+	TenantID string
+	ID       string
+	KeyID    string
+}
+
+type SimulationForKeyRow struct {
+	WorkareaID     string
+	WorkareaIDPath string
+	EndedAt        *time.Time
+}
+
+// A simulation as a write by a key of its audience needs it. FOR SHARE
+// waits for an end being committed, so no write carries an ended one.
+func (q *Queries) SimulationForKey(ctx context.Context, db DBTX, arg SimulationForKeyParams) (SimulationForKeyRow, error) {
+	row := db.QueryRow(ctx, simulationForKey, arg.TenantID, arg.ID, arg.KeyID)
+	var i SimulationForKeyRow
+	err := row.Scan(&i.WorkareaID, &i.WorkareaIDPath, &i.EndedAt)
+	return i, err
+}
+
 const simulationGetForUpdate = `-- name: SimulationGetForUpdate :one
-SELECT tenant_id, id, workarea_id, name, created_by, created_at, ended_by, ended_at FROM audit.simulations WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+SELECT tenant_id, id, workarea_id, name, created_by, created_at, ended_by, ended_at, workarea_id_path FROM audit.simulations WHERE tenant_id = $1 AND id = $2 FOR UPDATE
 `
 
 type SimulationGetForUpdateParams struct {
@@ -68,23 +96,25 @@ func (q *Queries) SimulationGetForUpdate(ctx context.Context, db DBTX, arg Simul
 		&i.CreatedAt,
 		&i.EndedBy,
 		&i.EndedAt,
+		&i.WorkareaIDPath,
 	)
 	return i, err
 }
 
 const simulationInsert = `-- name: SimulationInsert :execrows
-INSERT INTO audit.simulations (tenant_id, id, workarea_id, name, created_by, created_at)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO audit.simulations (tenant_id, id, workarea_id, workarea_id_path, name, created_by, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (tenant_id, name) DO NOTHING
 `
 
 type SimulationInsertParams struct {
-	TenantID   string
-	ID         string
-	WorkareaID string
-	Name       string
-	CreatedBy  string
-	CreatedAt  time.Time
+	TenantID       string
+	ID             string
+	WorkareaID     string
+	WorkareaIDPath string
+	Name           string
+	CreatedBy      string
+	CreatedAt      time.Time
 }
 
 func (q *Queries) SimulationInsert(ctx context.Context, db DBTX, arg SimulationInsertParams) (int64, error) {
@@ -92,6 +122,7 @@ func (q *Queries) SimulationInsert(ctx context.Context, db DBTX, arg SimulationI
 		arg.TenantID,
 		arg.ID,
 		arg.WorkareaID,
+		arg.WorkareaIDPath,
 		arg.Name,
 		arg.CreatedBy,
 		arg.CreatedAt,
@@ -103,7 +134,7 @@ func (q *Queries) SimulationInsert(ctx context.Context, db DBTX, arg SimulationI
 }
 
 const simulationsList = `-- name: SimulationsList :many
-SELECT s.tenant_id, s.id, s.workarea_id, s.name, s.created_by, s.created_at, s.ended_by, s.ended_at, COALESCE(array_agg(a.key_id ORDER BY a.key_id) FILTER (WHERE a.key_id IS NOT NULL), '{}')::text[] AS audience
+SELECT s.tenant_id, s.id, s.workarea_id, s.name, s.created_by, s.created_at, s.ended_by, s.ended_at, s.workarea_id_path, COALESCE(array_agg(a.key_id ORDER BY a.key_id) FILTER (WHERE a.key_id IS NOT NULL), '{}')::text[] AS audience
 FROM audit.simulations s
 LEFT JOIN audit.simulation_audience a ON a.tenant_id = s.tenant_id AND a.simulation_id = s.id
 WHERE s.tenant_id = $1
@@ -112,15 +143,16 @@ ORDER BY s.created_at, s.id
 `
 
 type SimulationsListRow struct {
-	TenantID   string
-	ID         string
-	WorkareaID string
-	Name       string
-	CreatedBy  string
-	CreatedAt  time.Time
-	EndedBy    *string
-	EndedAt    *time.Time
-	Audience   []string
+	TenantID       string
+	ID             string
+	WorkareaID     string
+	Name           string
+	CreatedBy      string
+	CreatedAt      time.Time
+	EndedBy        *string
+	EndedAt        *time.Time
+	WorkareaIDPath string
+	Audience       []string
 }
 
 func (q *Queries) SimulationsList(ctx context.Context, db DBTX, tenantID string) ([]SimulationsListRow, error) {
@@ -141,11 +173,42 @@ func (q *Queries) SimulationsList(ctx context.Context, db DBTX, tenantID string)
 			&i.CreatedAt,
 			&i.EndedBy,
 			&i.EndedAt,
+			&i.WorkareaIDPath,
 			&i.Audience,
 		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const simulationsOfKey = `-- name: SimulationsOfKey :many
+SELECT simulation_id FROM audit.simulation_audience WHERE tenant_id = $1 AND key_id = $2 ORDER BY simulation_id
+`
+
+type SimulationsOfKeyParams struct {
+	TenantID string
+	KeyID    string
+}
+
+// The simulations whose audience holds a key: its read fence (D10).
+func (q *Queries) SimulationsOfKey(ctx context.Context, db DBTX, arg SimulationsOfKeyParams) ([]string, error) {
+	rows, err := db.Query(ctx, simulationsOfKey, arg.TenantID, arg.KeyID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var simulation_id string
+		if err := rows.Scan(&simulation_id); err != nil {
+			return nil, err
+		}
+		items = append(items, simulation_id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

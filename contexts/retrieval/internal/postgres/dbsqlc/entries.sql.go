@@ -142,7 +142,7 @@ func (q *Queries) EntriesAfter(ctx context.Context, db DBTX, arg EntriesAfterPar
 }
 
 const entriesByIDs = `-- name: EntriesByIDs :many
-SELECT artifact_id, workarea_id, kind, claim_key, version, text, promoted_at, attachments
+SELECT artifact_id, workarea_id, kind, claim_key, version, text, promoted_at, attachments, simulation_id
 FROM retrieval.entries WHERE tenant_id = $1 AND artifact_id = ANY($2::text[])
 `
 
@@ -152,14 +152,15 @@ type EntriesByIDsParams struct {
 }
 
 type EntriesByIDsRow struct {
-	ArtifactID  string
-	WorkareaID  string
-	Kind        string
-	ClaimKey    string
-	Version     int32
-	Text        string
-	PromotedAt  time.Time
-	Attachments []byte
+	ArtifactID   string
+	WorkareaID   string
+	Kind         string
+	ClaimKey     string
+	Version      int32
+	Text         string
+	PromotedAt   time.Time
+	Attachments  []byte
+	SimulationID *string
 }
 
 func (q *Queries) EntriesByIDs(ctx context.Context, db DBTX, arg EntriesByIDsParams) ([]EntriesByIDsRow, error) {
@@ -180,6 +181,7 @@ func (q *Queries) EntriesByIDs(ctx context.Context, db DBTX, arg EntriesByIDsPar
 			&i.Text,
 			&i.PromotedAt,
 			&i.Attachments,
+			&i.SimulationID,
 		); err != nil {
 			return nil, err
 		}
@@ -592,18 +594,20 @@ func (q *Queries) StagedUpsert(ctx context.Context, db DBTX, arg StagedUpsertPar
 }
 
 const steeringFor = `-- name: SteeringFor :many
-SELECT artifact_id, workarea_id, kind, claim_key, version, text, promoted_at, attachments
+SELECT artifact_id, workarea_id, kind, claim_key, version, text, promoted_at, attachments, simulation_id
 FROM retrieval.entries
-WHERE tenant_id = $1 AND kind = 'steering' AND simulation_id IS NULL
-  AND (workarea_id_path @> CAST($2::text AS ltree) OR workarea_id_path <@ CAST($2::text AS ltree))
-  AND CAST($3::text[] AS ltree[]) @> workarea_id_path
-  AND NOT (CAST($4::text[] AS ltree[]) @> workarea_id_path)
+WHERE tenant_id = $1 AND kind = 'steering'
+  AND (simulation_id IS NULL OR simulation_id = ANY($2::text[]))
+  AND (workarea_id_path @> CAST($3::text AS ltree) OR workarea_id_path <@ CAST($3::text AS ltree))
+  AND CAST($4::text[] AS ltree[]) @> workarea_id_path
+  AND NOT (CAST($5::text[] AS ltree[]) @> workarea_id_path)
 ORDER BY nlevel(workarea_id_path), promoted_at
-LIMIT $5
+LIMIT $6
 `
 
 type SteeringForParams struct {
 	TenantID string
+	Fence    []string
 	Scope    string
 	Allow    []string
 	Deny     []string
@@ -611,14 +615,15 @@ type SteeringForParams struct {
 }
 
 type SteeringForRow struct {
-	ArtifactID  string
-	WorkareaID  string
-	Kind        string
-	ClaimKey    string
-	Version     int32
-	Text        string
-	PromotedAt  time.Time
-	Attachments []byte
+	ArtifactID   string
+	WorkareaID   string
+	Kind         string
+	ClaimKey     string
+	Version      int32
+	Text         string
+	PromotedAt   time.Time
+	Attachments  []byte
+	SimulationID *string
 }
 
 // Steering of the scope, its ancestors and its subtree that the caller may
@@ -626,6 +631,7 @@ type SteeringForRow struct {
 func (q *Queries) SteeringFor(ctx context.Context, db DBTX, arg SteeringForParams) ([]SteeringForRow, error) {
 	rows, err := db.Query(ctx, steeringFor,
 		arg.TenantID,
+		arg.Fence,
 		arg.Scope,
 		arg.Allow,
 		arg.Deny,
@@ -647,6 +653,7 @@ func (q *Queries) SteeringFor(ctx context.Context, db DBTX, arg SteeringForParam
 			&i.Text,
 			&i.PromotedAt,
 			&i.Attachments,
+			&i.SimulationID,
 		); err != nil {
 			return nil, err
 		}

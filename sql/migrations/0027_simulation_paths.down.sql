@@ -1,0 +1,1 @@
+ALTER TABLE audit.simulations DROP COLUMN workarea_id_path;
