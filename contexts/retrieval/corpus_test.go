@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -196,8 +197,17 @@ func (treeAccess) Paths(_ context.Context, ids []string) (map[string]string, err
 	return out, nil
 }
 
-func (treeAccess) AdministersTenant(context.Context) error    { return nil }
-func (treeAccess) Fence(context.Context) (scope.Fence, error) { return nil, nil }
+func (treeAccess) AdministersTenant(context.Context) error { return nil }
+
+// Fence is empty (a key in no simulation's audience), or RECALL_FENCE's
+// one simulation: the recall benchmark measures the fence's predicate
+// both ways.
+func (treeAccess) Fence(context.Context) (scope.Fence, error) {
+	if f := os.Getenv("RECALL_FENCE"); f != "" {
+		return scope.Fence{f}, nil
+	}
+	return nil, nil
+}
 
 // benchCaller is the reader the recall benchmark and test recall as.
 func benchCaller(ctx context.Context) context.Context {
