@@ -237,6 +237,22 @@ func TestSimulationFence(t *testing.T) {
 	}
 	check("running")
 
+	// An audience of two: the other member counts and is served the held
+	// row; the reviewer outside it still is not.
+	pair := decode[sim](t, s.do(t, "POST", "/v1/simulations", s.AdminKey, map[string]any{
+		"workarea": lab.ID, "name": "pair", "audience": []string{tm.writer.KeyID, tm.author2.KeyID}}), 201).ID
+	held := decode[written](t, s.do(t, "POST", "/v1/memories", tm.writer.Token, map[string]any{
+		"workarea": lab.ID, "claim_key": "pair-note", "text": "Paired simulation note.", "simulation_id": pair}), 201)
+	if q := decode[queue](t, s.do(t, "GET", "/v1/reviews/queue", tm.author2.Token, nil), 200); q.Claims != 1 {
+		t.Fatalf("the other member's queue: %+v", q)
+	}
+	if q := decode[queue](t, s.do(t, "GET", "/v1/reviews/queue", tm.reviewer.Token, nil), 200); q.Claims != 0 {
+		t.Fatalf("the reviewer's queue counts the pair's row: %+v", q)
+	}
+	if sv, ok := s.serve(t, tm.author2.Token); !ok || sv.Item.ArtifactID != held.ArtifactID || sv.SelfSigned {
+		t.Fatalf("the other member's serve: %v %+v", ok, sv)
+	}
+
 	// Ended: no new writes; the rows stay the audience's alone.
 	decode[map[string]any](t, s.do(t, "POST", "/v1/simulations/"+trial+"/end", s.AdminKey, nil), 200)
 	if code, body := toolError(t, writer, "oml_remember", map[string]any{"workarea": lab.ID, "claim_key": "late", "text": "t", "simulation_id": trial}); code != "simulation.ended" {
