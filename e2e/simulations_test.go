@@ -234,6 +234,16 @@ func TestSimulationFence(t *testing.T) {
 		if r := s.do(t, "GET", "/v1/artifacts/"+row.ArtifactID, s.AdminKey, nil); r.Status != 404 {
 			t.Errorf("%s: the admin reads the simulation row: %d", when, r.Status)
 		}
+		// The read log lists the agent's recalls and graph reads, without
+		// the simulation's ids; demote and erase do not find the row.
+		if r := s.do(t, "GET", "/v1/read-log?key_id="+tm.writer.KeyID, s.AdminKey, nil); r.Status != 200 || !strings.Contains(string(r.Body), base) || strings.Contains(string(r.Body), row.ArtifactID) {
+			t.Errorf("%s: the admin's read log: %d %.300s", when, r.Status, r.Body)
+		}
+		for _, verb := range []string{"demote", "erase"} {
+			if r := s.do(t, "POST", "/v1/artifacts/"+row.ArtifactID+"/"+verb, s.AdminKey, map[string]any{"reason": "x"}); r.Status != 404 {
+				t.Errorf("%s: the admin's %s: %d %s", when, verb, r.Status, r.Body)
+			}
+		}
 	}
 	check("running")
 
@@ -251,6 +261,17 @@ func TestSimulationFence(t *testing.T) {
 	}
 	if sv, ok := s.serve(t, tm.author2.Token); !ok || sv.Item.ArtifactID != held.ArtifactID || sv.SelfSigned {
 		t.Fatalf("the other member's serve: %v %+v", ok, sv)
+	}
+
+	// A claim key names one claim per workarea and simulation: the row
+	// takes nothing from anyone outside it, and a conflict inside it says
+	// nothing about the outside.
+	decode[written](t, s.do(t, "POST", "/v1/memories", tm.author2.Token, map[string]any{"workarea": lab.ID, "claim_key": "shock", "text": "An outside note."}), 201)
+	if r := s.do(t, "POST", "/v1/memories", tm.writer.Token, map[string]any{"workarea": lab.ID, "claim_key": "shock", "text": "t", "simulation_id": trial}); r.code() != "submission.claim_key_conflict" {
+		t.Fatalf("a second simulation row under one key: %d %s", r.Status, r.Body)
+	}
+	if r := s.do(t, "POST", "/v1/memories", tm.writer.Token, map[string]any{"workarea": lab.ID, "claim_key": "base", "text": "Simulated base.", "simulation_id": trial}); r.Status != 201 {
+		t.Fatalf("a simulation row under an outside key: %d %s", r.Status, r.Body)
 	}
 
 	// Ended: no new writes; the rows stay the audience's alone.

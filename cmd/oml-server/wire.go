@@ -386,7 +386,7 @@ type readLogPort struct{ m *retrieval.Module }
 func (r readLogPort) GraphRead(ctx context.Context, g lineage.GraphRead) error {
 	return r.m.LogRead(ctx, retrieval.ReadLog{
 		Operation: retrieval.ReadGraph, TenantID: g.TenantID, KeyID: g.KeyID, WorkareaID: g.WorkareaID,
-		QuerySHA256: g.QuerySHA256, Returned: g.Returned, At: g.At,
+		QuerySHA256: g.QuerySHA256, Returned: g.Returned, Simulations: g.Simulations, At: g.At,
 	})
 }
 

@@ -371,11 +371,19 @@ func (e Stored) Simulation() string {
 	if strings.HasPrefix(e.Type, "simulation.") || !bytes.Contains(e.Subject, []byte(`"simulation_id"`)) {
 		return ""
 	}
-	var s struct {
-		SimulationID string `json:"simulation_id"`
-	}
-	if json.Unmarshal(e.Subject, &s) != nil || s.SimulationID == "" {
+	// The substring may be a value (a claim key may read simulation_id):
+	// only the subject's own member counts.
+	var s map[string]json.RawMessage
+	if json.Unmarshal(e.Subject, &s) != nil {
 		return "unreadable"
 	}
-	return s.SimulationID
+	raw, ok := s["simulation_id"]
+	if !ok {
+		return ""
+	}
+	var id string
+	if json.Unmarshal(raw, &id) != nil || id == "" {
+		return "unreadable"
+	}
+	return id
 }

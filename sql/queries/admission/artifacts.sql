@@ -24,9 +24,11 @@ SELECT * FROM admission.artifacts WHERE tenant_id = $1 AND id = ANY(@ids::text[]
 SELECT id, author_principal FROM admission.artifacts WHERE tenant_id = $1 AND id = ANY(@ids::text[]);
 
 -- name: ArtifactKeyHolder :one
--- The newest non-erased version carrying a claim key in a workarea.
+-- The newest non-erased version carrying a claim key in a workarea and
+-- simulation ('' for none).
 SELECT * FROM admission.artifacts
 WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND state <> 'erased'
+  AND coalesce(simulation_id, '') = @simulation::text
 ORDER BY version DESC
 LIMIT 1;
 
@@ -35,6 +37,7 @@ LIMIT 1;
 -- supersedes.
 SELECT id, version FROM admission.artifacts
 WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND state IN ('held', 'promoted')
+  AND coalesce(simulation_id, '') = @simulation::text
 ORDER BY version DESC
 LIMIT 1;
 
@@ -125,21 +128,24 @@ WHERE tenant_id = @tenant_id AND id = @id AND state = 'held' AND held_expires_at
   AND (leased_until IS NULL OR leased_until <= @now);
 
 -- name: ArtifactsRecentPromoted :many
--- The newest promoted claims under a workarea (the graph's default roots).
+-- The newest promoted claims under a workarea (the graph's default roots)
+-- that the caller's fence admits (D10).
 SELECT * FROM admission.artifacts
 WHERE tenant_id = $1 AND state = 'promoted' AND workarea_id_path <@ CAST(sqlc.arg(id_path)::text AS ltree)
+  AND (simulation_id IS NULL OR simulation_id = ANY(@fence::text[]))
 ORDER BY promoted_at DESC, id DESC
 LIMIT @max_rows;
 
 -- name: ArtifactClaimKeyLock :exec
 -- Serialises promotions of one claim's versions (the newest promoted
 -- version alone is in recall) until the transaction ends.
-SELECT pg_advisory_xact_lock(hashtextextended('admission.claim_key/' || @tenant_id::text || '/' || @workarea_id::text || '/' || @claim_key::text, 0));
+SELECT pg_advisory_xact_lock(hashtextextended('admission.claim_key/' || @tenant_id::text || '/' || @workarea_id::text || '/' || @simulation::text || '/' || @claim_key::text, 0));
 
 -- name: ArtifactPromotedVersions :many
 -- The promoted versions of one claim, oldest first.
 SELECT id, version FROM admission.artifacts
 WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND state = 'promoted'
+  AND coalesce(simulation_id, '') = @simulation::text
 ORDER BY version;
 
 -- name: EvidenceClaims :many

@@ -117,13 +117,13 @@ SELECT artifact_id, workarea_id, kind, claim_key, version, text, promoted_at, at
 FROM retrieval.entries WHERE tenant_id = $1 AND artifact_id = ANY(@ids::text[]);
 
 -- name: ReadLogInsert :exec
-INSERT INTO retrieval.read_log (tenant_id, key_id, workarea_id, query_sha256, returned, at, operation)
-VALUES ($1, $2, $3, $4, $5, $6, $7);
+INSERT INTO retrieval.read_log (tenant_id, key_id, workarea_id, query_sha256, returned, at, operation, simulations)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
 
 -- name: ReadLogList :many
 -- One tenant's read log by key and/or workarea ('' for any), newest
 -- first, below the row before_id (0: from the newest).
-SELECT id, key_id, workarea_id, operation, query_sha256, returned, at
+SELECT id, key_id, workarea_id, operation, query_sha256, returned, at, simulations
 FROM retrieval.read_log
 WHERE tenant_id = @tenant_id
   AND (@key_id::text = '' OR key_id = @key_id::text)

@@ -48,6 +48,15 @@ func (s *Service) lifecycle(ctx context.Context, id, reason, event string, apply
 		if err != nil {
 			return fmt.Errorf("lock claim: %w", err)
 		}
+		// A simulation's row is unknown outside its audience, to the
+		// workarea's admins too (D10).
+		fence, err := s.Access.Fence(ctx)
+		if err != nil {
+			return err
+		}
+		if !fence.Admits(c.SimulationID) {
+			return artifactNotFound()
+		}
 		w, err := s.Access.WorkareaByID(ctx, c.WorkareaID)
 		if errs.Is(err, errs.NotFound) {
 			return artifactNotFound()

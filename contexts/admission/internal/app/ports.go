@@ -193,11 +193,12 @@ type QueueFilter struct {
 type Repository interface {
 	ClaimInsert(ctx context.Context, c domain.Claim, envelope, signature []byte) error
 	// ClaimKeyHolder returns the newest non-erased version with that key
-	// in the workarea (ErrNotFound if none).
-	ClaimKeyHolder(ctx context.Context, tenant, workarea, claimKey string) (domain.Claim, error)
+	// in the workarea and simulation ("" for none; a claim key names one
+	// claim per workarea and simulation, D10) (ErrNotFound if none).
+	ClaimKeyHolder(ctx context.Context, tenant, workarea, simulation, claimKey string) (domain.Claim, error)
 	// ClaimKeyHead returns the newest held or promoted version of a claim
 	// (ErrNotFound if none): the one a new version supersedes.
-	ClaimKeyHead(ctx context.Context, tenant, workarea, claimKey string) (domain.Claim, error)
+	ClaimKeyHead(ctx context.Context, tenant, workarea, simulation, claimKey string) (domain.Claim, error)
 	ClaimGet(ctx context.Context, tenant, id string) (domain.Claim, error)
 	ClaimGetForUpdate(ctx context.Context, tenant, id string) (domain.Claim, error)
 	ClaimsByIDs(ctx context.Context, tenant string, ids []string) ([]domain.Claim, error)
@@ -207,10 +208,10 @@ type Repository interface {
 	ClaimUpdate(ctx context.Context, c domain.Claim) error
 	// ClaimKeyLock serialises, until the unit of work ends, the promotions
 	// of one claim's versions.
-	ClaimKeyLock(ctx context.Context, tenant, workarea, claimKey string) error
+	ClaimKeyLock(ctx context.Context, tenant, workarea, simulation, claimKey string) error
 	// PromotedVersions lists the promoted versions of one claim (ids and
 	// versions), oldest first.
-	PromotedVersions(ctx context.Context, tenant, workarea, claimKey string) ([]domain.Claim, error)
+	PromotedVersions(ctx context.Context, tenant, workarea, simulation, claimKey string) ([]domain.Claim, error)
 	Mine(ctx context.Context, tenant, keyID string, f MineFilter) ([]domain.Claim, error)
 
 	// QueueCandidates lists held, unexpired, unleased items inside
@@ -246,6 +247,7 @@ type Repository interface {
 	// ExpireDue moves held items past their expiry to expired (SKIP
 	// LOCKED, so replicas share the work) and returns them.
 	ExpireDue(ctx context.Context, now time.Time, limit int) ([]domain.Claim, error)
-	// RecentPromoted lists the newest promoted claims under idPath.
-	RecentPromoted(ctx context.Context, tenant, idPath string, limit int) ([]domain.Claim, error)
+	// RecentPromoted lists the newest promoted claims under idPath that
+	// fence admits.
+	RecentPromoted(ctx context.Context, tenant, idPath string, fence scope.Fence, limit int) ([]domain.Claim, error)
 }

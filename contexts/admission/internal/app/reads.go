@@ -275,7 +275,7 @@ func (s *Service) RecentReadable(ctx context.Context, idPath string, limit int) 
 	if err != nil {
 		return nil, err
 	}
-	claims, err := s.Repo.RecentPromoted(ctx, caller.TenantID, idPath, limit)
+	claims, err := s.Repo.RecentPromoted(ctx, caller.TenantID, idPath, fence, limit)
 	if err != nil {
 		return nil, fmt.Errorf("recent claims: %w", err)
 	}

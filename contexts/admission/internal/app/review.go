@@ -435,10 +435,10 @@ func (s *Service) consumeOwnServe(ctx context.Context, caller auth.Caller, serve
 // of work, and an older version promoted after a newer one stays out of
 // recall. The graph still shows the whole chain.
 func (s *Service) serveNewest(ctx context.Context, c domain.Claim) error {
-	if err := s.Repo.ClaimKeyLock(ctx, c.TenantID, c.WorkareaID, c.ClaimKey); err != nil {
+	if err := s.Repo.ClaimKeyLock(ctx, c.TenantID, c.WorkareaID, c.SimulationID, c.ClaimKey); err != nil {
 		return fmt.Errorf("lock claim versions: %w", err)
 	}
-	versions, err := s.Repo.PromotedVersions(ctx, c.TenantID, c.WorkareaID, c.ClaimKey)
+	versions, err := s.Repo.PromotedVersions(ctx, c.TenantID, c.WorkareaID, c.SimulationID, c.ClaimKey)
 	if err != nil {
 		return fmt.Errorf("list promoted versions: %w", err)
 	}

@@ -62,14 +62,14 @@ func (r *reviewRepo) Authors(_ context.Context, _ string, ids []string) (map[str
 	return out, nil
 }
 
-func (r *reviewRepo) ClaimKeyLock(context.Context, string, string, string) error { return nil }
+func (r *reviewRepo) ClaimKeyLock(context.Context, string, string, string, string) error { return nil }
 
-func (r *reviewRepo) PromotedVersions(_ context.Context, _, workarea, key string) ([]domain.Claim, error) {
+func (r *reviewRepo) PromotedVersions(_ context.Context, _, workarea, simulation, key string) ([]domain.Claim, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []domain.Claim
 	for _, c := range r.claims {
-		if c.WorkareaID == workarea && c.ClaimKey == key && c.State == domain.StatePromoted {
+		if c.WorkareaID == workarea && c.SimulationID == simulation && c.ClaimKey == key && c.State == domain.StatePromoted {
 			out = append(out, c)
 		}
 	}

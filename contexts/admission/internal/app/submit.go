@@ -188,7 +188,7 @@ func (s *Service) writableWorkarea(ctx context.Context, ref string) (Workarea, e
 // key; a supersession continues the caller's own claim.
 func (s *Service) placeVersion(ctx context.Context, c *domain.Claim, sub domain.Submission) error {
 	if sub.Supersedes == "" {
-		_, err := s.Repo.ClaimKeyHolder(ctx, c.TenantID, c.WorkareaID, c.ClaimKey)
+		_, err := s.Repo.ClaimKeyHolder(ctx, c.TenantID, c.WorkareaID, c.SimulationID, c.ClaimKey)
 		if err == nil {
 			return claimKeyConflict(*c)
 		}
@@ -197,8 +197,12 @@ func (s *Service) placeVersion(ctx context.Context, c *domain.Claim, sub domain.
 		}
 		return nil
 	}
+	fence, err := s.Access.Fence(ctx)
+	if err != nil {
+		return err
+	}
 	prev, err := s.Repo.ClaimGet(ctx, c.TenantID, sub.Supersedes)
-	if errors.Is(err, ErrNotFound) || (err == nil && (prev.AuthorPrincipal != c.AuthorPrincipal || prev.State == domain.StateErased)) {
+	if errors.Is(err, ErrNotFound) || (err == nil && (prev.AuthorPrincipal != c.AuthorPrincipal || prev.State == domain.StateErased || !fence.Admits(prev.SimulationID))) {
 		return errs.New(errs.NotFound, "supersedes names one of the caller's own claims (fail closed)",
 			"supersedes names no claim of this key's principal")
 	}
@@ -209,14 +213,6 @@ func (s *Service) placeVersion(ctx context.Context, c *domain.Claim, sub domain.
 		// A claim's versions share its simulation or lack of one: a version
 		// outside the simulation would carry a fenced claim to everyone,
 		// one inside it would take the claim from recall outside it.
-		fence, err := s.Access.Fence(ctx)
-		if err != nil {
-			return err
-		}
-		if !fence.Admits(prev.SimulationID) {
-			return errs.New(errs.NotFound, "supersedes names one of the caller's own claims (fail closed)",
-				"supersedes names no claim of this key's principal")
-		}
 		return errs.New(errs.SimulationFence, "a claim's versions share its simulation_id (D10)",
 			"supersedes names a claim of simulation %q; a new version carries simulation_id %q", prev.SimulationID, prev.SimulationID)
 	}
@@ -229,10 +225,10 @@ func (s *Service) placeVersion(ctx context.Context, c *domain.Claim, sub domain.
 	// Versions of one claim are written one at a time, and only on top of
 	// its newest held or promoted version: a claim never forks, not even
 	// through a rejected intermediate.
-	if err := s.Repo.ClaimKeyLock(ctx, c.TenantID, c.WorkareaID, prev.ClaimKey); err != nil {
+	if err := s.Repo.ClaimKeyLock(ctx, c.TenantID, c.WorkareaID, prev.SimulationID, prev.ClaimKey); err != nil {
 		return fmt.Errorf("lock claim versions: %w", err)
 	}
-	head, err := s.Repo.ClaimKeyHead(ctx, c.TenantID, c.WorkareaID, prev.ClaimKey)
+	head, err := s.Repo.ClaimKeyHead(ctx, c.TenantID, c.WorkareaID, prev.SimulationID, prev.ClaimKey)
 	switch {
 	case err == nil && head.ID != prev.ID:
 		return errs.New(errs.SuccessorExists, "a version has at most one successor (held or promoted); supersede the newest version",
@@ -240,7 +236,7 @@ func (s *Service) placeVersion(ctx context.Context, c *domain.Claim, sub domain.
 	case err != nil && !errors.Is(err, ErrNotFound):
 		return fmt.Errorf("look up newest version: %w", err)
 	}
-	latest, err := s.Repo.ClaimKeyHolder(ctx, c.TenantID, c.WorkareaID, prev.ClaimKey)
+	latest, err := s.Repo.ClaimKeyHolder(ctx, c.TenantID, c.WorkareaID, prev.SimulationID, prev.ClaimKey)
 	if err != nil {
 		return fmt.Errorf("look up latest version: %w", err)
 	}

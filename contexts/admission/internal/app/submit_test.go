@@ -34,7 +34,7 @@ func (r *fakeRepo) ClaimInsert(_ context.Context, c domain.Claim, _, _ []byte) e
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, o := range r.claims {
-		if o.WorkareaID == c.WorkareaID && o.ClaimKey == c.ClaimKey && o.Version == c.Version && o.State != domain.StateErased {
+		if o.WorkareaID == c.WorkareaID && o.SimulationID == c.SimulationID && o.ClaimKey == c.ClaimKey && o.Version == c.Version && o.State != domain.StateErased {
 			return app.ErrConflict
 		}
 	}
@@ -42,12 +42,12 @@ func (r *fakeRepo) ClaimInsert(_ context.Context, c domain.Claim, _, _ []byte) e
 	return nil
 }
 
-func (r *fakeRepo) ClaimKeyHolder(_ context.Context, _, workarea, key string) (domain.Claim, error) {
+func (r *fakeRepo) ClaimKeyHolder(_ context.Context, _, workarea, simulation, key string) (domain.Claim, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var best domain.Claim
 	for _, c := range r.claims {
-		if c.WorkareaID == workarea && c.ClaimKey == key && c.State != domain.StateErased && c.Version > best.Version {
+		if c.WorkareaID == workarea && c.SimulationID == simulation && c.ClaimKey == key && c.State != domain.StateErased && c.Version > best.Version {
 			best = c
 		}
 	}
@@ -58,15 +58,15 @@ func (r *fakeRepo) ClaimKeyHolder(_ context.Context, _, workarea, key string) (d
 }
 
 // ClaimKeyLock needs no lock here: the fake serialises on its mutex.
-func (r *fakeRepo) ClaimKeyLock(context.Context, string, string, string) error { return nil }
+func (r *fakeRepo) ClaimKeyLock(context.Context, string, string, string, string) error { return nil }
 
-func (r *fakeRepo) ClaimKeyHead(_ context.Context, _, workarea, key string) (domain.Claim, error) {
+func (r *fakeRepo) ClaimKeyHead(_ context.Context, _, workarea, simulation, key string) (domain.Claim, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var best domain.Claim
 	for _, c := range r.claims {
 		live := c.State == domain.StateHeld || c.State == domain.StatePromoted
-		if c.WorkareaID == workarea && c.ClaimKey == key && live && c.Version > best.Version {
+		if c.WorkareaID == workarea && c.SimulationID == simulation && c.ClaimKey == key && live && c.Version > best.Version {
 			best = c
 		}
 	}

@@ -96,17 +96,17 @@ func (r *Repository) ClaimInsert(ctx context.Context, c domain.Claim, envelope, 
 }
 
 // ClaimKeyLock takes the transaction-scoped lock on one claim's versions.
-func (r *Repository) ClaimKeyLock(ctx context.Context, tenant, workarea, claimKey string) error {
+func (r *Repository) ClaimKeyLock(ctx context.Context, tenant, workarea, simulation, claimKey string) error {
 	return translate(r.q.ArtifactClaimKeyLock(ctx, r.conn(ctx), dbsqlc.ArtifactClaimKeyLockParams{
-		TenantID: tenant, WorkareaID: workarea, ClaimKey: claimKey,
+		TenantID: tenant, WorkareaID: workarea, Simulation: simulation, ClaimKey: claimKey,
 	}))
 }
 
 // PromotedVersions lists the promoted versions of one claim (id and
 // version only), oldest first.
-func (r *Repository) PromotedVersions(ctx context.Context, tenant, workarea, claimKey string) ([]domain.Claim, error) {
+func (r *Repository) PromotedVersions(ctx context.Context, tenant, workarea, simulation, claimKey string) ([]domain.Claim, error) {
 	rows, err := r.q.ArtifactPromotedVersions(ctx, r.conn(ctx), dbsqlc.ArtifactPromotedVersionsParams{
-		TenantID: tenant, WorkareaID: workarea, ClaimKey: claimKey,
+		TenantID: tenant, WorkareaID: workarea, Simulation: simulation, ClaimKey: claimKey,
 	})
 	if err != nil {
 		return nil, translate(err)
@@ -167,8 +167,8 @@ func claimsFromRows(rows []dbsqlc.AdmissionArtifact) ([]domain.Claim, error) {
 }
 
 // ClaimKeyHolder returns the newest non-erased version with the key.
-func (r *Repository) ClaimKeyHolder(ctx context.Context, tenant, workarea, claimKey string) (domain.Claim, error) {
-	row, err := r.q.ArtifactKeyHolder(ctx, r.conn(ctx), dbsqlc.ArtifactKeyHolderParams{TenantID: tenant, WorkareaID: workarea, ClaimKey: claimKey})
+func (r *Repository) ClaimKeyHolder(ctx context.Context, tenant, workarea, simulation, claimKey string) (domain.Claim, error) {
+	row, err := r.q.ArtifactKeyHolder(ctx, r.conn(ctx), dbsqlc.ArtifactKeyHolderParams{TenantID: tenant, WorkareaID: workarea, Simulation: simulation, ClaimKey: claimKey})
 	if err != nil {
 		return domain.Claim{}, translate(err)
 	}
@@ -177,8 +177,8 @@ func (r *Repository) ClaimKeyHolder(ctx context.Context, tenant, workarea, claim
 
 // ClaimKeyHead returns the id and version of a claim's newest held or
 // promoted version (ErrNotFound if none).
-func (r *Repository) ClaimKeyHead(ctx context.Context, tenant, workarea, claimKey string) (domain.Claim, error) {
-	row, err := r.q.ArtifactKeyHead(ctx, r.conn(ctx), dbsqlc.ArtifactKeyHeadParams{TenantID: tenant, WorkareaID: workarea, ClaimKey: claimKey})
+func (r *Repository) ClaimKeyHead(ctx context.Context, tenant, workarea, simulation, claimKey string) (domain.Claim, error) {
+	row, err := r.q.ArtifactKeyHead(ctx, r.conn(ctx), dbsqlc.ArtifactKeyHeadParams{TenantID: tenant, WorkareaID: workarea, Simulation: simulation, ClaimKey: claimKey})
 	if err != nil {
 		return domain.Claim{}, translate(err)
 	}
@@ -311,8 +311,8 @@ func deref(s *string) string {
 }
 
 // RecentPromoted lists the newest promoted claims under idPath.
-func (r *Repository) RecentPromoted(ctx context.Context, tenant, idPath string, limit int) ([]domain.Claim, error) {
-	rows, err := r.q.ArtifactsRecentPromoted(ctx, r.conn(ctx), dbsqlc.ArtifactsRecentPromotedParams{TenantID: tenant, IDPath: idPath, MaxRows: int32(limit)})
+func (r *Repository) RecentPromoted(ctx context.Context, tenant, idPath string, fence scope.Fence, limit int) ([]domain.Claim, error) {
+	rows, err := r.q.ArtifactsRecentPromoted(ctx, r.conn(ctx), dbsqlc.ArtifactsRecentPromotedParams{TenantID: tenant, IDPath: idPath, Fence: fence.IDs(), MaxRows: int32(limit)})
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -99,13 +99,13 @@ func (s *Service) Graph(ctx context.Context, q GraphQuery) (Graph, error) {
 	if g.Truncated {
 		g.NextCursor = domain.GraphCursor{Offset: offset + q.Limit, Query: digest}.Encode()
 	}
-	returned := make([]string, len(g.Claims))
+	returned, sims := make([]string, len(g.Claims)), make([]string, len(g.Claims))
 	for i, r := range g.Claims {
-		returned[i] = r.ID
+		returned[i], sims[i] = r.ID, r.SimulationID
 	}
 	sum := sha256.Sum256([]byte(digest + "|" + strconv.Itoa(offset)))
 	if err := s.Reads.GraphRead(ctx, GraphRead{
-		TenantID: c.TenantID, KeyID: c.KeyID, WorkareaID: scope.ID, QuerySHA256: sum[:], Returned: returned, At: s.now(),
+		TenantID: c.TenantID, KeyID: c.KeyID, WorkareaID: scope.ID, QuerySHA256: sum[:], Returned: returned, Simulations: sims, At: s.now(),
 	}); err != nil {
 		return Graph{}, fmt.Errorf("read log: %w", err)
 	}

@@ -98,6 +98,7 @@ type GraphRead struct {
 	WorkareaID  string
 	QuerySHA256 []byte
 	Returned    []string
+	Simulations []string // beside each returned id, its row's simulation ("" for none)
 	At          time.Time
 }
 

@@ -93,6 +93,10 @@ type ReadLog struct {
 	WorkareaID  string
 	QuerySHA256 []byte
 	Returned    []string
+	// Simulations holds, beside each returned id, the simulation of its
+	// row ("" for none): a listing shows an admin only what its fence
+	// admits (D10).
+	Simulations []string
 	At          time.Time
 }
 

@@ -152,6 +152,7 @@ func (s *Service) Recall(ctx context.Context, q domain.Query) (Result, error) {
 	log := ReadLog{TenantID: c.TenantID, KeyID: c.KeyID, WorkareaID: where.ID, QuerySHA256: sum[:], At: s.Now().UTC()}
 	for _, x := range append(res.Steering, res.Hits...) {
 		log.Returned = append(log.Returned, x.Entry.ArtifactID)
+		log.Simulations = append(log.Simulations, x.Entry.SimulationID)
 	}
 	if err := s.Repo.LogRead(ctx, log); err != nil {
 		return Result{}, fmt.Errorf("read log: %w", err)
@@ -414,15 +415,35 @@ func (s *Service) ListReadLog(ctx context.Context, q ReadLogQuery) (ReadLogPage,
 	} else if err := s.Access.AdministersTenant(ctx); err != nil {
 		return ReadLogPage{}, err
 	}
+	fence, err := s.Access.Fence(ctx)
+	if err != nil {
+		return ReadLogPage{}, err
+	}
 	rows, err := s.Repo.ReadLogList(ctx, c.TenantID, f)
 	if err != nil {
 		return ReadLogPage{}, fmt.Errorf("list the read log: %w", err)
+	}
+	for i := range rows {
+		rows[i].Returned = fenceReturned(rows[i], fence)
 	}
 	page := ReadLogPage{Rows: rows}
 	if len(rows) > q.Limit {
 		page.Rows, page.NextCursor = rows[:q.Limit], strconv.FormatInt(rows[q.Limit-1].ID, 10)
 	}
 	return page, nil
+}
+
+// fenceReturned is a logged read's returned ids that fence admits: a
+// simulation's rows are named only to its audience (D10).
+func fenceReturned(r ReadLog, fence scope.Fence) []string {
+	out := make([]string, 0, len(r.Returned))
+	for i, id := range r.Returned {
+		if i < len(r.Simulations) && !fence.Admits(r.Simulations[i]) {
+			continue
+		}
+		out = append(out, id)
+	}
+	return out
 }
 
 // SweepReadLog deletes up to limit read-log rows older than cutoff.

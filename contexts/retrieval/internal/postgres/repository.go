@@ -374,7 +374,7 @@ func (r *Repository) Entries(ctx context.Context, tenant string, ids []string) (
 func (r *Repository) LogRead(ctx context.Context, l app.ReadLog) error {
 	return r.q.ReadLogInsert(ctx, r.conn(ctx), dbsqlc.ReadLogInsertParams{
 		TenantID: l.TenantID, KeyID: l.KeyID, WorkareaID: l.WorkareaID, QuerySha256: l.QuerySHA256, Returned: orEmpty(l.Returned), At: l.At,
-		Operation: cmp.Or(l.Operation, app.ReadRecall),
+		Operation: cmp.Or(l.Operation, app.ReadRecall), Simulations: orEmpty(l.Simulations),
 	})
 }
 
@@ -504,7 +504,7 @@ func (r *Repository) ReadLogList(ctx context.Context, tenant string, f app.ReadL
 	out := make([]app.ReadLog, len(rows))
 	for i, row := range rows {
 		out[i] = app.ReadLog{ID: row.ID, Operation: row.Operation, TenantID: tenant, KeyID: row.KeyID, WorkareaID: row.WorkareaID,
-			QuerySHA256: row.QuerySha256, Returned: row.Returned, At: row.At}
+			QuerySHA256: row.QuerySha256, Returned: row.Returned, Simulations: row.Simulations, At: row.At}
 	}
 	return out, nil
 }

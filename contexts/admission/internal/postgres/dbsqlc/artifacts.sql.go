@@ -47,19 +47,25 @@ func (q *Queries) ArtifactAuthorsByIDs(ctx context.Context, db DBTX, arg Artifac
 }
 
 const artifactClaimKeyLock = `-- name: ArtifactClaimKeyLock :exec
-SELECT pg_advisory_xact_lock(hashtextextended('admission.claim_key/' || $1::text || '/' || $2::text || '/' || $3::text, 0))
+SELECT pg_advisory_xact_lock(hashtextextended('admission.claim_key/' || $1::text || '/' || $2::text || '/' || $3::text || '/' || $4::text, 0))
 `
 
 type ArtifactClaimKeyLockParams struct {
 	TenantID   string
 	WorkareaID string
+	Simulation string
 	ClaimKey   string
 }
 
 // Serialises promotions of one claim's versions (the newest promoted
 // version alone is in recall) until the transaction ends.
 func (q *Queries) ArtifactClaimKeyLock(ctx context.Context, db DBTX, arg ArtifactClaimKeyLockParams) error {
-	_, err := db.Exec(ctx, artifactClaimKeyLock, arg.TenantID, arg.WorkareaID, arg.ClaimKey)
+	_, err := db.Exec(ctx, artifactClaimKeyLock,
+		arg.TenantID,
+		arg.WorkareaID,
+		arg.Simulation,
+		arg.ClaimKey,
+	)
 	return err
 }
 
@@ -215,6 +221,7 @@ func (q *Queries) ArtifactInsert(ctx context.Context, db DBTX, arg ArtifactInser
 const artifactKeyHead = `-- name: ArtifactKeyHead :one
 SELECT id, version FROM admission.artifacts
 WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND state IN ('held', 'promoted')
+  AND coalesce(simulation_id, '') = $4::text
 ORDER BY version DESC
 LIMIT 1
 `
@@ -223,6 +230,7 @@ type ArtifactKeyHeadParams struct {
 	TenantID   string
 	WorkareaID string
 	ClaimKey   string
+	Simulation string
 }
 
 type ArtifactKeyHeadRow struct {
@@ -233,7 +241,12 @@ type ArtifactKeyHeadRow struct {
 // The newest held or promoted version of a claim: the one a new version
 // supersedes.
 func (q *Queries) ArtifactKeyHead(ctx context.Context, db DBTX, arg ArtifactKeyHeadParams) (ArtifactKeyHeadRow, error) {
-	row := db.QueryRow(ctx, artifactKeyHead, arg.TenantID, arg.WorkareaID, arg.ClaimKey)
+	row := db.QueryRow(ctx, artifactKeyHead,
+		arg.TenantID,
+		arg.WorkareaID,
+		arg.ClaimKey,
+		arg.Simulation,
+	)
 	var i ArtifactKeyHeadRow
 	err := row.Scan(&i.ID, &i.Version)
 	return i, err
@@ -242,6 +255,7 @@ func (q *Queries) ArtifactKeyHead(ctx context.Context, db DBTX, arg ArtifactKeyH
 const artifactKeyHolder = `-- name: ArtifactKeyHolder :one
 SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts
 WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND state <> 'erased'
+  AND coalesce(simulation_id, '') = $4::text
 ORDER BY version DESC
 LIMIT 1
 `
@@ -250,11 +264,18 @@ type ArtifactKeyHolderParams struct {
 	TenantID   string
 	WorkareaID string
 	ClaimKey   string
+	Simulation string
 }
 
-// The newest non-erased version carrying a claim key in a workarea.
+// The newest non-erased version carrying a claim key in a workarea and
+// simulation (” for none).
 func (q *Queries) ArtifactKeyHolder(ctx context.Context, db DBTX, arg ArtifactKeyHolderParams) (AdmissionArtifact, error) {
-	row := db.QueryRow(ctx, artifactKeyHolder, arg.TenantID, arg.WorkareaID, arg.ClaimKey)
+	row := db.QueryRow(ctx, artifactKeyHolder,
+		arg.TenantID,
+		arg.WorkareaID,
+		arg.ClaimKey,
+		arg.Simulation,
+	)
 	var i AdmissionArtifact
 	err := row.Scan(
 		&i.TenantID,
@@ -336,6 +357,7 @@ func (q *Queries) ArtifactLeaseClear(ctx context.Context, db DBTX, arg ArtifactL
 const artifactPromotedVersions = `-- name: ArtifactPromotedVersions :many
 SELECT id, version FROM admission.artifacts
 WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND state = 'promoted'
+  AND coalesce(simulation_id, '') = $4::text
 ORDER BY version
 `
 
@@ -343,6 +365,7 @@ type ArtifactPromotedVersionsParams struct {
 	TenantID   string
 	WorkareaID string
 	ClaimKey   string
+	Simulation string
 }
 
 type ArtifactPromotedVersionsRow struct {
@@ -352,7 +375,12 @@ type ArtifactPromotedVersionsRow struct {
 
 // The promoted versions of one claim, oldest first.
 func (q *Queries) ArtifactPromotedVersions(ctx context.Context, db DBTX, arg ArtifactPromotedVersionsParams) ([]ArtifactPromotedVersionsRow, error) {
-	rows, err := db.Query(ctx, artifactPromotedVersions, arg.TenantID, arg.WorkareaID, arg.ClaimKey)
+	rows, err := db.Query(ctx, artifactPromotedVersions,
+		arg.TenantID,
+		arg.WorkareaID,
+		arg.ClaimKey,
+		arg.Simulation,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -769,19 +797,27 @@ func (q *Queries) ArtifactsQueueCounts(ctx context.Context, db DBTX, arg Artifac
 const artifactsRecentPromoted = `-- name: ArtifactsRecentPromoted :many
 SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts
 WHERE tenant_id = $1 AND state = 'promoted' AND workarea_id_path <@ CAST($2::text AS ltree)
+  AND (simulation_id IS NULL OR simulation_id = ANY($3::text[]))
 ORDER BY promoted_at DESC, id DESC
-LIMIT $3
+LIMIT $4
 `
 
 type ArtifactsRecentPromotedParams struct {
 	TenantID string
 	IDPath   string
+	Fence    []string
 	MaxRows  int32
 }
 
-// The newest promoted claims under a workarea (the graph's default roots).
+// The newest promoted claims under a workarea (the graph's default roots)
+// that the caller's fence admits (D10).
 func (q *Queries) ArtifactsRecentPromoted(ctx context.Context, db DBTX, arg ArtifactsRecentPromotedParams) ([]AdmissionArtifact, error) {
-	rows, err := db.Query(ctx, artifactsRecentPromoted, arg.TenantID, arg.IDPath, arg.MaxRows)
+	rows, err := db.Query(ctx, artifactsRecentPromoted,
+		arg.TenantID,
+		arg.IDPath,
+		arg.Fence,
+		arg.MaxRows,
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -385,6 +385,7 @@ type RetrievalReadLog struct {
 	Returned    []string
 	At          time.Time
 	Operation   string
+	Simulations []string
 }
 
 type RetrievalStaged struct {

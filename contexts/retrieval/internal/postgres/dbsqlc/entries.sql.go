@@ -424,8 +424,8 @@ func (q *Queries) QueryTerms(ctx context.Context, db DBTX, arg QueryTermsParams)
 }
 
 const readLogInsert = `-- name: ReadLogInsert :exec
-INSERT INTO retrieval.read_log (tenant_id, key_id, workarea_id, query_sha256, returned, at, operation)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+INSERT INTO retrieval.read_log (tenant_id, key_id, workarea_id, query_sha256, returned, at, operation, simulations)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 `
 
 type ReadLogInsertParams struct {
@@ -436,6 +436,7 @@ type ReadLogInsertParams struct {
 	Returned    []string
 	At          time.Time
 	Operation   string
+	Simulations []string
 }
 
 func (q *Queries) ReadLogInsert(ctx context.Context, db DBTX, arg ReadLogInsertParams) error {
@@ -447,12 +448,13 @@ func (q *Queries) ReadLogInsert(ctx context.Context, db DBTX, arg ReadLogInsertP
 		arg.Returned,
 		arg.At,
 		arg.Operation,
+		arg.Simulations,
 	)
 	return err
 }
 
 const readLogList = `-- name: ReadLogList :many
-SELECT id, key_id, workarea_id, operation, query_sha256, returned, at
+SELECT id, key_id, workarea_id, operation, query_sha256, returned, at, simulations
 FROM retrieval.read_log
 WHERE tenant_id = $1
   AND ($2::text = '' OR key_id = $2::text)
@@ -478,6 +480,7 @@ type ReadLogListRow struct {
 	QuerySha256 []byte
 	Returned    []string
 	At          time.Time
+	Simulations []string
 }
 
 // One tenant's read log by key and/or workarea (” for any), newest
@@ -505,6 +508,7 @@ func (q *Queries) ReadLogList(ctx context.Context, db DBTX, arg ReadLogListParam
 			&i.QuerySha256,
 			&i.Returned,
 			&i.At,
+			&i.Simulations,
 		); err != nil {
 			return nil, err
 		}

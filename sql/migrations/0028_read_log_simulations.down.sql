@@ -1,0 +1,1 @@
+ALTER TABLE retrieval.read_log DROP COLUMN simulations;
