@@ -44,6 +44,13 @@ go test -run '^$' -bench QuotaCheck -benchtime "${N_ADMISSION:-2000}x" -count "$
 go test -run '^$' -bench Limiter -benchtime 200000x -count "$COUNT" ./contexts/access/internal/app | tee var/bench/limiter.txt | grep '^Benchmark'
 
 echo
+echo "## Session brains: brain_put and brain_get over MCP"
+echo
+echo "\`go test -run '^\$' -bench Brain -benchtime ${N_BRAIN:-1000}x -count $COUNT ./cmd/oml-server\`"
+echo
+go test -run '^$' -bench Brain -benchtime "${N_BRAIN:-1000}x" -count "$COUNT" ./cmd/oml-server | tee var/bench/brain.txt | awk -f scripts/benchtable.awk
+
+echo
 echo "## The evidence export of ${EVIDENCE_EVENTS:-100000} journal events"
 echo
 echo "\`EVIDENCE_EVENTS=${EVIDENCE_EVENTS:-100000} go test -run '^\$' -bench EvidenceExport -benchtime 1x ./cmd/oml-server\`"

@@ -33,7 +33,8 @@ func TestMain(m *testing.M) {
 // loadSpec says what the load generator sends.
 type loadSpec struct {
 	// select1 | http | mcp | remember | review | review_web | recall_http |
-	// recall_mcp | remember_http (= remember) | remember_mcp
+	// recall_mcp | remember_http (= remember) | remember_mcp | brain_put |
+	// brain_get
 	Target      string `json:"target"`
 	Concurrency int    `json:"c"`
 	N           int    `json:"n"`
@@ -42,7 +43,13 @@ type loadSpec struct {
 	Key         string `json:"key"`
 	ReviewerKey string `json:"reviewer_key"`
 	Workarea    string `json:"workarea"`
+	// The brain targets: the writer's running session and the value size.
+	Session string `json:"session,omitempty"`
+	Size    int    `json:"size,omitempty"`
 }
+
+// brainSlots is how many paths the brain targets cycle through.
+const brainSlots = 64
 
 type loadResult struct {
 	RPS   float64 `json:"rps"`
@@ -114,6 +121,9 @@ type generator struct {
 	webErr  error
 	cookie  string
 	csrf    string
+	// The brain targets' value, made once.
+	valueOnce  sync.Once
+	brainValue string
 }
 
 var (
@@ -230,6 +240,21 @@ func (g *generator) once() (time.Duration, error) {
 			recallQuery, s.Workarea)
 		_, err := g.send("POST", "/mcp", s.Key, body, 200)
 		return time.Since(start), err
+	case "brain_put", "brain_get":
+		// brain_put overwrites one of brainSlots values of Size bytes in
+		// the writer's session brain; brain_get reads one back.
+		args := map[string]any{"session": s.Session, "path": fmt.Sprintf("/kv/bench-%d", g.seq.Add(1)%brainSlots)}
+		if s.Target == "brain_put" {
+			args["store"], args["content"] = "session", g.value()
+		}
+		body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+			"params": map[string]any{"name": s.Target, "arguments": args}})
+		if err != nil {
+			return 0, err
+		}
+		start = time.Now()
+		_, err = g.send("POST", "/mcp", s.Key, string(body), 200)
+		return time.Since(start), err
 	case "review":
 		b, err := g.send("POST", "/v1/reviews/serve", s.ReviewerKey, "", 200)
 		if err != nil {
@@ -262,6 +287,18 @@ func (g *generator) once() (time.Duration, error) {
 		return time.Since(start), err
 	}
 	return 0, fmt.Errorf("unknown target %q", s.Target)
+}
+
+// value is the brain targets' value: Size bytes of text, made once.
+func (g *generator) value() string {
+	g.valueOnce.Do(func() {
+		b := make([]byte, g.spec.Size)
+		for i := range b {
+			b[i] = 'a' + byte(i%26)
+		}
+		g.brainValue = string(b)
+	})
+	return g.brainValue
 }
 
 func (g *generator) send(method, path, key, body string, want int) ([]byte, error) {

@@ -110,16 +110,17 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		return nil, err
 	}
 	opts := transport.Options{
-		Logger:         log,
-		Authenticator:  acc,
-		MaxBodyBytes:   cfg.MaxBodyBytes,
-		PublicURL:      cfg.PublicURL,
-		AllowedOrigins: cfg.AllowedOrigins,
-		Name:           "oml",
-		Ready:          readiness(db, runner),
-		Trailer:        trailer,
-		Pages:          pages,
-		Limiter:        acc.Limiter(cfg.Replicas, cfg.QuotaRefresh),
+		Logger:          log,
+		Authenticator:   acc,
+		MaxBodyBytes:    cfg.MaxBodyBytes,
+		MaxMCPBodyBytes: cfg.MaxMCPBodyBytes,
+		PublicURL:       cfg.PublicURL,
+		AllowedOrigins:  cfg.AllowedOrigins,
+		Name:            "oml",
+		Ready:           readiness(db, runner),
+		Trailer:         trailer,
+		Pages:           pages,
+		Limiter:         acc.Limiter(cfg.Replicas, cfg.QuotaRefresh),
 	}
 	aud := audit.New(audit.Deps{Tx: db, Journal: j, Access: auditAccess{acc}, Admission: auditAdmission{adm}, Signer: k.signing,
 		ReciprocalRate: cfg.ReciprocalRate})

@@ -1,8 +1,12 @@
 // Package sessions is the sessions bounded context: agents' work sessions
 // in a workarea, owned by a principal and named per owner, ended with a
 // handoff note, adopted when ended or forked when running, reassigned by
-// an admin, and each key's active session per workarea (the transport is
-// stateless, so that pointer lives here). Briefs and brains come next.
+// an admin, each key's active session per workarea (the transport is
+// stateless, so that pointer lives here), and session brains: each
+// session's private working state. Brains live here, not beside the
+// knowledge base, because every rule about one is a rule about its
+// session — its owner, its status, adoption (the brain goes with the
+// session), fork (a copy under the source's lock) and prune (it goes).
 // It reaches the access context and the journal only through the ports in
 // internal/app.
 package sessions
@@ -57,7 +61,7 @@ type Module struct {
 
 // New assembles the context.
 func New(d Deps) *Module {
-	svc := app.New(app.Deps{Repo: postgres.New(d.DB), Access: d.Access, Journal: d.Journal, Tx: d.DB, Now: d.Now})
+	svc := app.New(app.Deps{Repo: postgres.New(d.DB), Brains: postgres.NewBrains(d.DB), Access: d.Access, Journal: d.Journal, Tx: d.DB, Now: d.Now})
 	return &Module{svc: svc, http: httpapi.New(svc), idem: d.Idempotency}
 }
 
@@ -65,7 +69,10 @@ func New(d Deps) *Module {
 func (m *Module) Routes(r chi.Router) { m.http.Routes(r) }
 
 // Tools registers the MCP tools.
-func (m *Module) Tools(t *transport.Tools) { mcptools.Register(t, m.svc, m.idem) }
+func (m *Module) Tools(t *transport.Tools) {
+	mcptools.Register(t, m.svc, m.idem)
+	mcptools.RegisterBrains(t, m.svc)
+}
 
 // Previous returns the caller's most recently active session in the
 // workarea other than the one its key works now (the session brief's

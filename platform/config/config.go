@@ -25,7 +25,8 @@ type Config struct {
 	SigningKeyFile  string        // OML_SIGNING_KEY_FILE
 	MasterKeyFile   string        // OML_MASTER_KEY_FILE
 	Replicas        int           // OML_REPLICAS
-	MaxBodyBytes    int64         // OML_MAX_BODY_BYTES: bound on JSON request bodies
+	MaxBodyBytes    int64         // OML_MAX_BODY_BYTES: bound on JSON request bodies under /v1
+	MaxMCPBodyBytes int64         // OML_MAX_MCP_BODY_BYTES: bound on a /mcp request body (a brain value is up to 4 MiB)
 	DBMaxConns      int32         // OML_DB_MAX_CONNS
 	ShutdownTimeout time.Duration // OML_SHUTDOWN_TIMEOUT
 	LogLevel        slog.Level    // OML_LOG_LEVEL: debug, info, warn, error
@@ -61,8 +62,11 @@ type Config struct {
 const (
 	DefaultListen       = "127.0.0.1:8080"
 	DefaultMaxBodyBytes = 1 << 20
-	DefaultDBMaxConns   = 20
-	DefaultMaxTextBytes = 256 << 10
+	// DefaultMaxMCPBodyBytes leaves a 4 MiB brain value room for its
+	// JSON-RPC envelope and some escaping.
+	DefaultMaxMCPBodyBytes = 5 << 20
+	DefaultDBMaxConns      = 20
+	DefaultMaxTextBytes    = 256 << 10
 	// DefaultClosureMax bounds the lineage closure of one independence
 	// check; an item whose closure is larger is never served (R2 fails
 	// closed). MaxClosureMax is the highest value the setting takes.
@@ -120,6 +124,10 @@ func Load(getenv func(string) string) (Config, error) {
 	c.MaxBodyBytes = int64(intOr(getenv, "OML_MAX_BODY_BYTES", DefaultMaxBodyBytes, bad))
 	if c.MaxBodyBytes < 1024 {
 		bad("OML_MAX_BODY_BYTES", "must be ≥ 1024, got %d", c.MaxBodyBytes)
+	}
+	c.MaxMCPBodyBytes = int64(intOr(getenv, "OML_MAX_MCP_BODY_BYTES", max(DefaultMaxMCPBodyBytes, int(c.MaxBodyBytes)), bad))
+	if c.MaxMCPBodyBytes < c.MaxBodyBytes {
+		bad("OML_MAX_MCP_BODY_BYTES", "must be ≥ OML_MAX_BODY_BYTES (%d), got %d", c.MaxBodyBytes, c.MaxMCPBodyBytes)
 	}
 	c.DBMaxConns = int32(intOr(getenv, "OML_DB_MAX_CONNS", DefaultDBMaxConns, bad))
 	if c.DBMaxConns < 2 {
@@ -216,6 +224,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("master_key_file", c.MasterKeyFile),
 		slog.Int("replicas", c.Replicas),
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
+		slog.Int64("max_mcp_body_bytes", c.MaxMCPBodyBytes),
 		slog.Int("db_max_conns", int(c.DBMaxConns)),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 		slog.Int("max_text_bytes", c.MaxTextBytes),

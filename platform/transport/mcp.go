@@ -80,6 +80,10 @@ func (t *Tools) handler() http.Handler {
 			// The SDK's Host check answers a reverse proxy's Host with an
 			// untyped 403; checkOrigin is the DNS-rebinding defence, typed.
 			DisableLocalhostProtection: true,
+			// bufferMCP has bounded the body already, typed
+			// (OML_MAX_MCP_BODY_BYTES); the SDK's own 4 MiB bound would
+			// refuse a 4 MiB brain value's envelope untyped.
+			MaxRequestBodyBytes: -1,
 		})
 }
 

@@ -6,6 +6,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"log/slog"
@@ -40,11 +41,13 @@ type StreamModule interface {
 
 // Options configure [New].
 type Options struct {
-	Logger         *slog.Logger
-	Authenticator  Authenticator
-	MaxBodyBytes   int64
-	PublicURL      string
-	AllowedOrigins []string
+	Logger        *slog.Logger
+	Authenticator Authenticator
+	MaxBodyBytes  int64
+	// MaxMCPBodyBytes bounds a /mcp body (MaxBodyBytes when 0).
+	MaxMCPBodyBytes int64
+	PublicURL       string
+	AllowedOrigins  []string
 	// Ready reports whether the server can take traffic (/readyz).
 	Ready func(ctx context.Context) error
 	Name  string
@@ -112,7 +115,7 @@ func New(opts Options, modules ...Module) http.Handler {
 
 	r.Route("/mcp", func(r chi.Router) {
 		r.Use(checkOrigin(allowedOrigins(opts.PublicURL, opts.AllowedOrigins)))
-		r.With(authenticate(opts.Authenticator), refuseBadURL, bufferMCP(opts.MaxBodyBytes)).Post("/", tools.handler().ServeHTTP)
+		r.With(authenticate(opts.Authenticator), refuseBadURL, bufferMCP(cmp.Or(opts.MaxMCPBodyBytes, opts.MaxBodyBytes))).Post("/", tools.handler().ServeHTTP)
 	})
 
 	if opts.Pages != nil {

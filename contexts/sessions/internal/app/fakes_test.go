@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -198,8 +200,85 @@ type fakeTx struct{}
 
 func (fakeTx) InTx(ctx context.Context, fn func(ctx context.Context) error) error { return fn(ctx) }
 
+// fakeBrains is an in-memory Brains.
+type fakeBrains struct {
+	mu sync.Mutex
+	m  map[string]map[string]domain.BrainEntry // session → path → entry
+}
+
+func (b *fakeBrains) Get(_ context.Context, _, session, path string) (domain.BrainEntry, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.m[session][path]
+	if !ok {
+		return e, ErrNotFound
+	}
+	return e, nil
+}
+
+func (b *fakeBrains) Version(ctx context.Context, tenant, session, path string) (string, error) {
+	e, err := b.Get(ctx, tenant, session, path)
+	if errors.Is(err, ErrNotFound) {
+		return "", nil
+	}
+	return e.Version, err
+}
+
+func (b *fakeBrains) Put(_ context.Context, _, session string, e domain.BrainEntry, _ string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m[session] == nil {
+		b.m[session] = map[string]domain.BrainEntry{}
+	}
+	b.m[session][e.Path] = e
+	return nil
+}
+
+func (b *fakeBrains) Delete(_ context.Context, _, session, path string) (bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.m[session][path]
+	delete(b.m[session], path)
+	return ok, nil
+}
+
+func (b *fakeBrains) Count(_ context.Context, _, session string) (int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return int64(len(b.m[session])), nil
+}
+
+func (b *fakeBrains) List(_ context.Context, _, session, prefix, after string, limit int) ([]domain.BrainEntry, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []domain.BrainEntry
+	for p, e := range b.m[session] {
+		if strings.HasPrefix(p, prefix) && p > after {
+			e.Content = nil
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(x, y domain.BrainEntry) int { return strings.Compare(x.Path, y.Path) })
+	return out[:min(limit, len(out))], nil
+}
+
+func (b *fakeBrains) Copy(_ context.Context, _, from, to string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.m[to] = maps.Clone(b.m[from])
+	return nil
+}
+
+func (b *fakeBrains) Drop(_ context.Context, _, session string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.m, session)
+	return nil
+}
+
 type fixture struct {
 	svc                                *Service
+	brains                             *fakeBrains
 	repo                               *fakeRepo
 	journal                            *fakeJournal
 	alice, bob, reader, admin, foreign context.Context
@@ -229,8 +308,9 @@ func setup(t *testing.T) fixture {
 	}
 	repo := &fakeRepo{sessions: map[string]domain.Session{}, active: map[[2]string]Active{}}
 	j := &fakeJournal{}
-	svc := New(Deps{Repo: repo, Access: acc, Journal: j, Tx: fakeTx{}})
+	brains := &fakeBrains{m: map[string]map[string]domain.BrainEntry{}}
+	svc := New(Deps{Repo: repo, Brains: brains, Access: acc, Journal: j, Tx: fakeTx{}})
 	ctx := func(name string) context.Context { return auth.With(context.Background(), callers[name]) }
-	return fixture{svc: svc, repo: repo, journal: j,
+	return fixture{svc: svc, brains: brains, repo: repo, journal: j,
 		alice: ctx("alice"), bob: ctx("bob"), reader: ctx("reader"), admin: ctx("admin"), foreign: ctx("foreign")}
 }

@@ -16,6 +16,7 @@ import (
 // Deps are the service's ports.
 type Deps struct {
 	Repo    Repository
+	Brains  Brains
 	Access  Access
 	Journal Journal
 	Tx      Transactor
@@ -261,6 +262,9 @@ func (s *Service) Prune(ctx context.Context, id string) (domain.Session, error) 
 		}
 		if err := s.Repo.ClearActive(ctx, c.TenantID, sess.ID); err != nil {
 			return fmt.Errorf("clear active: %w", err)
+		}
+		if err := s.Brains.Drop(ctx, c.TenantID, sess.ID); err != nil {
+			return fmt.Errorf("drop brain: %w", err)
 		}
 		out = sess
 		return s.record(ctx, c, "session.prune", sess, map[string]any{})

@@ -161,6 +161,11 @@ func (s *Service) pickup(ctx context.Context, c auth.Caller, w Workarea, me doma
 		return Started{}, errs.Retry(errs.SessionConflict, domain.RuleName, 0,
 			"a concurrent session_start took the name %q: retry to resume it", cmd.Name)
 	}
+	// The fork's brain is a copy of the source's, taken under the source's
+	// row lock (its brain's writer lock): the source is left untouched.
+	if err := s.Brains.Copy(ctx, c.TenantID, src.ID, fork.ID); err != nil {
+		return Started{}, fmt.Errorf("copy brain: %w", err)
+	}
 	return Started{Session: fork, Mode: domain.Forked, HandoffNote: note},
 		s.record(ctx, c, "session.fork", fork, map[string]any{"forked_from": src.ID, "source_owner": src.Owner.Principal})
 }

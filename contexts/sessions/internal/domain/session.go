@@ -178,8 +178,7 @@ func (s *Session) End(byKey, note string, at time.Time) error {
 	return nil
 }
 
-// Prune ends a session's retention: its handoff note (and, once brains
-// exist, its brain) goes; the record and its name stay. Only an ended
+// Prune ends a session's retention: its handoff note and its brain go; the record and its name stay. Only an ended
 // session is pruned.
 func (s *Session) Prune(at time.Time) error {
 	switch s.Status {

@@ -1,5 +1,6 @@
 // Package httpapi serves the sessions context's /v1 routes: the session
-// listing and an admin's reassignment of a running session.
+// listing, an admin's reassignment and prune of a session, and an admin's
+// oversight read of a session's brain.
 package httpapi
 
 import (
@@ -25,6 +26,34 @@ func (h *Handlers) Routes(r chi.Router) {
 	r.Get("/sessions", transport.Handler(h.list))
 	r.Post("/sessions/{id}/reassign", transport.Handler(h.reassign))
 	r.Post("/sessions/{id}/prune", transport.Handler(h.prune))
+	r.Get("/sessions/{id}/brain", transport.Handler(h.brain))
+}
+
+// brain is GET /v1/sessions/{id}/brain: one entry with path=, else a page
+// of the listing (prefix, cursor, limit). Admin on the session's workarea;
+// journalled.
+func (h *Handlers) brain(w http.ResponseWriter, r *http.Request) error {
+	q, err := transport.Query(r, "path", "prefix", "cursor", "limit")
+	if err != nil {
+		return err
+	}
+	limit, err := transport.QueryInt(q, "limit")
+	if err != nil {
+		return err
+	}
+	if q["path"] != "" && (q["prefix"] != "" || q["cursor"] != "" || q["limit"] != "") {
+		return errs.Invalid("path reads one entry: prefix, cursor and limit page a listing")
+	}
+	page, one, err := h.svc.BrainOversight(r.Context(), chi.URLParam(r, "id"), q["path"], q["prefix"], q["cursor"], limit)
+	if err != nil {
+		return err
+	}
+	if one != nil {
+		transport.WriteJSON(w, http.StatusOK, wire.ToBrainEntry(page.Session, *one))
+		return nil
+	}
+	transport.WriteJSON(w, http.StatusOK, wire.ToBrainList(page))
+	return nil
 }
 
 // prune takes no body (an empty object is accepted).

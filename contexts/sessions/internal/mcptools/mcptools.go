@@ -1,5 +1,5 @@
 // Package mcptools registers the sessions context's MCP tools:
-// session_start, session_end and session_list. Reassignment is an admin's
+// session_start, session_end and session_list, and the brain tools. Reassignment is an admin's
 // move and lives on the HTTP API (R1).
 package mcptools
 
@@ -53,5 +53,68 @@ func Register(t *transport.Tools, svc *app.Service, idem idempotency.Doer) {
 			return wire.ListOut{}, err
 		}
 		return wire.ToListOut(p), nil
+	})
+}
+
+// RegisterBrains adds brain_get, brain_put, brain_list and brain_delete:
+// a session's private working state (issue 15), its owner's alone.
+func RegisterBrains(t *transport.Tools, svc *app.Service) {
+	transport.Add(t, transport.ToolSpec{
+		Name:  "brain_get",
+		Title: "Read a brain entry",
+		Description: "Read a path (/fs/… or /kv/…) from your own session's brain: the active one, or one of yours named by " +
+			"session. Returns the content and its version (sha256:…), which brain_put takes as if_version. Nobody " +
+			"else's brain is readable: another agent's session answers as a missing one.",
+		ReadOnly: true, Idempotent: true,
+	}, func(ctx context.Context, in wire.BrainGetIn) (wire.BrainEntry, error) {
+		s, e, err := svc.BrainGet(ctx, in.Ref(), in.Path, in.Version)
+		if err != nil {
+			return wire.BrainEntry{}, err
+		}
+		return wire.ToBrainEntry(s, e), nil
+	})
+
+	transport.Add(t, transport.ToolSpec{
+		Name:  "brain_put",
+		Title: "Write a brain entry",
+		Description: "Write a path (/fs/… or /kv/…) into your own running session's brain; store is required (session). " +
+			"One value is at most 4 MiB. With if_version the write applies only while the stored value still has that " +
+			"version (absent: only where nothing is stored); otherwise it is refused with session.conflict ending " +
+			"current_version=…. Without it the last writer wins. Knowledge for other agents belongs in reviewed memory " +
+			"(oml_remember), not in a brain.",
+		Idempotent: true,
+	}, func(ctx context.Context, in wire.BrainPutIn) (wire.BrainPutOut, error) {
+		s, e, created, err := svc.BrainPut(ctx, app.BrainRef{Store: in.Store, Session: in.Session, Workarea: in.Workarea}, in.Path, in.Content, in.IfVersion)
+		if err != nil {
+			return wire.BrainPutOut{}, err
+		}
+		return wire.BrainPutOut{Store: in.Store, SessionID: s.ID, Path: e.Path, Version: e.Version, SizeBytes: e.Size, Created: created}, nil
+	})
+
+	transport.Add(t, transport.ToolSpec{
+		Name:  "brain_list",
+		Title: "List a brain",
+		Description: "List your own session brain's entries (path, type, size, version), in path order, optionally under a " +
+			"prefix; cursor-paginated.",
+		ReadOnly: true, Idempotent: true,
+	}, func(ctx context.Context, in wire.BrainListIn) (wire.BrainListOut, error) {
+		p, err := svc.BrainList(ctx, app.BrainRef{Store: in.Store, Session: in.Session, Workarea: in.Workarea}, in.Prefix, in.Cursor, in.Limit)
+		if err != nil {
+			return wire.BrainListOut{}, err
+		}
+		return wire.ToBrainList(p), nil
+	})
+
+	transport.Add(t, transport.ToolSpec{
+		Name:  "brain_delete",
+		Title: "Delete a brain entry",
+		Description: "Remove a path from your own running session's brain; store is required (session). if_version makes " +
+			"it conditional as in brain_put.",
+	}, func(ctx context.Context, in wire.BrainDeleteIn) (wire.BrainDeleteOut, error) {
+		s, err := svc.BrainDelete(ctx, app.BrainRef{Store: in.Store, Session: in.Session, Workarea: in.Workarea}, in.Path, in.IfVersion)
+		if err != nil {
+			return wire.BrainDeleteOut{}, err
+		}
+		return wire.BrainDeleteOut{Store: in.Store, SessionID: s.ID, Path: in.Path, Deleted: true}, nil
 	})
 }

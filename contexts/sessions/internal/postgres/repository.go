@@ -1,5 +1,6 @@
-// Package postgres is the sessions context's storage: sessions and the
-// active-session pointers over the sessions schema.
+// Package postgres is the sessions context's storage: sessions, the
+// active-session pointers and the session brains over the sessions
+// schema.
 package postgres
 
 import (

@@ -422,6 +422,16 @@ type SessionsActive struct {
 	SetAt      time.Time
 }
 
+type SessionsBrainEntry struct {
+	TenantID  string
+	SessionID string
+	Path      string
+	Content   []byte
+	Version   string
+	UpdatedAt time.Time
+	UpdatedBy string
+}
+
 type SessionsSession struct {
 	TenantID         string
 	ID               string
