@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 type brainEntry struct {
@@ -109,6 +111,24 @@ func TestBrains(t *testing.T) {
 		t.Fatalf("another agent writes the brain: %s", code)
 	}
 
+	// Deleting is the owner's, over HTTP: the MCP surface has no delete
+	// verb (R1).
+	if _, err := writer.CallTool(t.Context(), &mcp.CallToolParams{Name: "brain_delete", Arguments: map[string]any{"store": "session", "path": "/kv/big"}}); err == nil || !strings.Contains(err.Error(), "(R1)") {
+		t.Fatalf("brain_delete over MCP: %v", err)
+	}
+	del := "/v1/sessions/" + run.SessionID + "/brain?path=/kv/big"
+	if r := s.do(t, "DELETE", del, tm.author2.Token, nil); r.Status != 404 {
+		t.Fatalf("another agent deletes: %d %s", r.Status, r.Body)
+	}
+	if r := s.do(t, "DELETE", del+"&if_version=absent", tm.writer.Token, nil); r.code() != "session.conflict" {
+		t.Fatalf("a conditional delete of a stored entry under absent: %d %s", r.Status, r.Body)
+	}
+	decode[map[string]any](t, s.do(t, "DELETE", del, tm.writer.Token, nil), 200)
+	if r := s.do(t, "DELETE", del, tm.writer.Token, nil); r.Status != 404 {
+		t.Fatalf("a second delete: %d %s", r.Status, r.Body)
+	}
+	toolJSON[brainEntry](t, writer, "brain_put", map[string]any{"store": "session", "path": "/kv/big", "content": "small again"})
+
 	// A fork copies a running session's brain and leaves the source alone.
 	fork := toolJSON[sessionStarted](t, other, "session_start", map[string]any{"workarea": tm.crew.ID, "name": "copy", "from": run.SessionID})
 	if fork.Mode != "forked" {
@@ -128,10 +148,13 @@ func TestBrains(t *testing.T) {
 	if r := s.do(t, "GET", path, s.AdminKey, nil); r.Status != 200 || !strings.Contains(string(r.Body), `"/kv/big"`) {
 		t.Fatalf("admin listing: %d %.300s", r.Status, r.Body)
 	}
+	if r := s.do(t, "GET", path+"?path=/fs/nothing", s.AdminKey, nil); r.Status != 404 {
+		t.Fatalf("admin read of nothing: %d %s", r.Status, r.Body)
+	}
 	if r := s.do(t, "GET", path, tm.writer.Token, nil); r.Status != 403 {
 		t.Fatalf("a non-admin's oversight read: %d %s", r.Status, r.Body)
 	}
-	if n := s.count(t, `SELECT count(*) FROM platform.journal_events WHERE tenant_id = $1 AND event_type = 'brain.admin_read'`, s.TenantID); n != 2 {
+	if n := s.count(t, `SELECT count(*) FROM platform.journal_events WHERE tenant_id = $1 AND event_type = 'brain.admin_read'`, s.TenantID); n != 3 {
 		t.Fatalf("brain.admin_read events: %d", n)
 	}
 	if n := s.count(t, `SELECT count(*) FROM platform.journal_events WHERE tenant_id = $1 AND event_type = 'brain.put' AND payload::text LIKE '%racer%'`, s.TenantID); n != 0 {

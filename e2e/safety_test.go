@@ -218,11 +218,15 @@ func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
 	sub := toolJSON[struct {
 		SubscriptionID string `json:"subscription_id"`
 	}](t, cs, "notify_subscribe", map[string]any{"kinds": []string{"answer"}})
+	toolJSON[map[string]any](t, cs, "brain_put", map[string]any{"store": "session", "session": pre.SessionID, "path": "/fs/RECOVERY.md", "content": "step 1"})
 	calls := map[string]map[string]any{
 		"session_start":      {"workarea": tm.crew.ID, "name": "schema-check"},
 		"session_end":        {"session_id": pre.SessionID, "handoff_note": "done"},
 		"session_list":       {"workarea": tm.crew.ID},
 		"session_brief":      {"workarea": tm.crew.ID},
+		"brain_get":          {"session": pre.SessionID, "path": "/fs/RECOVERY.md"},
+		"brain_put":          {"store": "session", "session": pre.SessionID, "path": "/kv/step", "content": "2"},
+		"brain_list":         {"session": pre.SessionID, "prefix": "/fs/"},
 		"version":            {},
 		"whoami":             {},
 		"oml_workarea_info":  {"workarea": tm.crew.ID},

@@ -15,9 +15,12 @@ SET content = EXCLUDED.content, version = EXCLUDED.version, updated_at = EXCLUDE
 -- name: BrainDelete :execrows
 DELETE FROM sessions.brain_entries WHERE tenant_id = $1 AND session_id = $2 AND path = $3;
 
--- name: BrainCount :one
--- Entries in one brain, for its bound.
-SELECT count(*)::bigint FROM sessions.brain_entries WHERE tenant_id = $1 AND session_id = $2;
+-- name: BrainUsage :one
+-- One brain's entries and bytes, and the bytes stored at one path, for
+-- its bounds.
+SELECT count(*)::bigint AS entries, coalesce(sum(octet_length(content)), 0)::bigint AS bytes,
+       coalesce(sum(octet_length(content)) FILTER (WHERE path = @path::text), 0)::bigint AS at_path
+FROM sessions.brain_entries WHERE tenant_id = @tenant_id AND session_id = @session_id;
 
 -- name: BrainList :many
 -- A brain's entries under a prefix, in path order after a cursor path.

@@ -10,6 +10,9 @@ INSERT INTO sessions.sessions (
 )
 ON CONFLICT (tenant_id, workarea_id, owner_principal_id, name) DO NOTHING;
 
+-- name: SessionGet :one
+SELECT * FROM sessions.sessions WHERE tenant_id = $1 AND id = $2;
+
 -- name: SessionGetForUpdate :one
 SELECT * FROM sessions.sessions WHERE tenant_id = $1 AND id = $2 FOR UPDATE;
 

@@ -69,7 +69,7 @@ type Brief struct {
 
 // audit are the event families the brief leaves out: administration and
 // the review trail, not work.
-var audit = []string{"grant.", "key.", "ban.", "tenant.", "attachment.", "review.", "policy."}
+var audit = []string{"grant.", "key.", "ban.", "tenant.", "attachment.", "review.", "policy.", "brain."}
 
 // SessionBrief briefs the caller on a workarea in one read that makes no
 // record and moves no feed cursor (seed 002, "The session brief"): the

@@ -21,7 +21,8 @@ type Brains interface {
 	Put(ctx context.Context, tenant, session string, e domain.BrainEntry, byKey string) error
 	// Delete removes an entry; false when nothing was stored there.
 	Delete(ctx context.Context, tenant, session, path string) (bool, error)
-	Count(ctx context.Context, tenant, session string) (int64, error)
+	// Usage is what a brain holds, and the bytes stored at path.
+	Usage(ctx context.Context, tenant, session, path string) (BrainUsage, error)
 	// List reads entries under prefix in path order after the path after
 	// (no content).
 	List(ctx context.Context, tenant, session, prefix, after string, limit int) ([]domain.BrainEntry, error)
@@ -30,6 +31,10 @@ type Brains interface {
 	// Drop deletes a brain (a pruned session's).
 	Drop(ctx context.Context, tenant, session string) error
 }
+
+// BrainUsage is what a brain holds: entries, bytes, and the bytes at one
+// path (which a write there replaces).
+type BrainUsage struct{ Entries, Bytes, AtPath int64 }
 
 // BrainRef names the brain a call reaches: a store, and a session by id,
 // or the caller key's active session (in Workarea, when named).
@@ -65,24 +70,53 @@ func (s *Service) brainOf(ctx context.Context, c auth.Caller, ref BrainRef, writ
 	if !ids.Has(ids.Session, id) {
 		return domain.Session{}, notFound("session")
 	}
-	sess, err := s.Repo.GetForUpdate(ctx, c.TenantID, id)
-	if errors.Is(err, ErrNotFound) {
-		return domain.Session{}, notFound("session")
+	// Ownership is checked on an unlocked read, so nobody else can hold
+	// the session's row; a write then takes the lock and checks again
+	// (the session may have changed hands meanwhile).
+	sess, err := s.Repo.Get(ctx, c.TenantID, id)
+	for locked := false; ; locked = true {
+		if errors.Is(err, ErrNotFound) {
+			return domain.Session{}, notFound("session")
+		}
+		if err != nil {
+			return domain.Session{}, fmt.Errorf("load session: %w", err)
+		}
+		if err := s.mayUseBrain(ctx, c, sess, write); err != nil {
+			return domain.Session{}, err
+		}
+		if !write || locked {
+			return sess, nil
+		}
+		sess, err = s.Repo.GetForUpdate(ctx, c.TenantID, id)
+	}
+}
+
+// mayUseBrain applies the brain's rules to a loaded session: its owner
+// alone, not pruned, a workarea the key still reads (writes: writes), and
+// for a write a running session.
+func (s *Service) mayUseBrain(ctx context.Context, c auth.Caller, sess domain.Session, write bool) error {
+	if !sess.OwnedBy(c.PrincipalID) || sess.Status == domain.Pruned {
+		return notFound("session")
+	}
+	w, err := s.readable(ctx, sess.WorkareaID)
+	if errs.Is(err, errs.NotFound) {
+		return notFound("session")
 	}
 	if err != nil {
-		return domain.Session{}, fmt.Errorf("load session: %w", err)
+		return err
 	}
-	if !sess.OwnedBy(c.PrincipalID) || sess.Status == domain.Pruned {
-		return domain.Session{}, notFound("session")
+	if !write {
+		return nil
 	}
-	if _, err := s.readable(ctx, sess.WorkareaID); err != nil {
-		return domain.Session{}, notFound("session")
+	if !w.Writer {
+		return errs.New(errs.Denied, "writing a session brain needs writer on the session's workarea (D7)",
+			"this key has no writer access on workarea %s", w.ID)
 	}
-	if write && sess.Status != domain.Running {
-		return domain.Session{}, errs.New(errs.SessionConflict, domain.RuleEnded,
+	if sess.Status != domain.Running {
+		return errs.New(errs.SessionConflict, domain.RuleEnded,
 			"session %s is %s: its brain takes writes while it runs (session_start resumes it)", sess.ID, sess.Status)
 	}
-	return sess, nil
+	return nil
 }
 
 // activeBrain is the caller key's active session, in workarea when named;
@@ -178,15 +212,13 @@ func (s *Service) BrainPut(ctx context.Context, ref BrainRef, path, content, ifV
 		if err := domain.Matches(ifVersion, stored); err != nil {
 			return err
 		}
-		if created = stored == ""; created {
-			n, err := s.Brains.Count(ctx, c.TenantID, sess.ID)
-			if err != nil {
-				return fmt.Errorf("count brain entries: %w", err)
-			}
-			if n >= domain.MaxBrainEntries {
-				return errs.New(errs.LimitCeiling, "a session brain holds at most 10,000 entries",
-					"session %s's brain holds %d entries: delete some first", sess.ID, n)
-			}
+		created = stored == ""
+		u, err := s.Brains.Usage(ctx, c.TenantID, sess.ID, path)
+		if err != nil {
+			return fmt.Errorf("measure brain: %w", err)
+		}
+		if err := domain.CheckUsage(u.Entries, u.Bytes-u.AtPath+e.Size, created); err != nil {
+			return err
 		}
 		if err := s.Brains.Put(ctx, c.TenantID, sess.ID, e, c.KeyID); err != nil {
 			return fmt.Errorf("write brain entry: %w", err)
@@ -301,6 +333,7 @@ func (s *Service) BrainOversight(ctx context.Context, sessionID, path, prefix, c
 	}
 	var page BrainPage
 	var one *domain.BrainEntry
+	var missing bool
 	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
 		sess, w, err := s.session(ctx, c.TenantID, sessionID)
 		if err != nil {
@@ -317,17 +350,21 @@ func (s *Service) BrainOversight(ctx context.Context, sessionID, path, prefix, c
 		payload := map[string]any{"path": path, "prefix": prefix}
 		if path != "" {
 			e, err := s.Brains.Get(ctx, c.TenantID, sess.ID, path)
-			if errors.Is(err, ErrNotFound) {
-				return errs.New(errs.NotFound, "a brain read names a stored entry (seed 002)", "nothing is stored at %s", path)
-			}
-			if err != nil {
+			// A read of nothing is journalled too: an admin's probes of a
+			// brain are on the record.
+			missing = errors.Is(err, ErrNotFound)
+			if err != nil && !missing {
 				return fmt.Errorf("read brain entry: %w", err)
 			}
 			one = &e
 		} else if page.Entries, page.NextCursor, err = s.brainPage(ctx, c.TenantID, sess.ID, prefix, cursor, limit); err != nil {
 			return err
 		}
+		payload["found"] = !missing
 		return s.record(ctx, c, "brain.admin_read", sess, payload)
 	})
+	if err == nil && missing {
+		return BrainPage{}, nil, errs.New(errs.NotFound, "a brain read names a stored entry (seed 002)", "nothing is stored at %s", path)
+	}
 	return page, one, err
 }

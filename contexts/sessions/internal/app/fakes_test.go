@@ -36,6 +36,10 @@ func (r *fakeRepo) Insert(_ context.Context, s domain.Session) (bool, error) {
 	return true, nil
 }
 
+func (r *fakeRepo) Get(ctx context.Context, tenant, id string) (domain.Session, error) {
+	return r.GetForUpdate(ctx, tenant, id)
+}
+
 func (r *fakeRepo) GetForUpdate(_ context.Context, tenant, id string) (domain.Session, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -242,10 +246,17 @@ func (b *fakeBrains) Delete(_ context.Context, _, session, path string) (bool, e
 	return ok, nil
 }
 
-func (b *fakeBrains) Count(_ context.Context, _, session string) (int64, error) {
+func (b *fakeBrains) Usage(_ context.Context, _, session, path string) (BrainUsage, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return int64(len(b.m[session])), nil
+	u := BrainUsage{Entries: int64(len(b.m[session]))}
+	for p, e := range b.m[session] {
+		u.Bytes += e.Size
+		if p == path {
+			u.AtPath = e.Size
+		}
+	}
+	return u, nil
 }
 
 func (b *fakeBrains) List(_ context.Context, _, session, prefix, after string, limit int) ([]domain.BrainEntry, error) {

@@ -72,6 +72,8 @@ type Repository interface {
 	// Insert stores a new session; false when (workarea, owner, name) is
 	// already taken (a concurrent start won).
 	Insert(ctx context.Context, s domain.Session) (bool, error)
+	// Get reads a session without locking it.
+	Get(ctx context.Context, tenant, id string) (domain.Session, error)
 	GetForUpdate(ctx context.Context, tenant, id string) (domain.Session, error)
 	ByOwnerNameForUpdate(ctx context.Context, tenant, workarea, principal, name string) (domain.Session, error)
 	Update(ctx context.Context, s domain.Session) error

@@ -13,9 +13,11 @@ import (
 
 // A session brain's bounds (seed 002: one value at most 4 MiB).
 const (
-	MaxBrainValue    = 4 << 20
-	MaxBrainPath     = 512
-	MaxBrainEntries  = 10_000
+	MaxBrainValue   = 4 << 20
+	MaxBrainPath    = 512
+	MaxBrainEntries = 10_000
+	// MaxBrainBytes bounds what one brain holds (a fork copies it whole).
+	MaxBrainBytes    = 64 << 20
 	DefaultBrainPage = 100
 	MaxBrainPage     = 500
 )
@@ -74,28 +76,24 @@ func CheckStore(store string, required bool) error {
 	case StoreProject:
 		return errs.Invalid("store \"project\": the knowledge base is not available on this deployment yet; use store \"session\"")
 	}
-	return errs.Invalid("store %q: want \"session\"", store)
+	return errs.Invalid("store %q: want \"session\"", clip(store))
 }
 
 // CheckPath validates a brain path: /fs/… or /kv/…, at most 512 bytes of
 // UTF-8 without control characters, no empty, "." or ".." segment, no
 // trailing slash.
 func CheckPath(path string) error {
-	if !strings.HasPrefix(path, NamespaceFS) && !strings.HasPrefix(path, NamespaceKV) {
-		return errs.Invalid("path %q: brain paths start with %s (files) or %s (key-value)", path, NamespaceFS, NamespaceKV)
-	}
 	switch {
 	case len(path) > MaxBrainPath:
 		return errs.Invalid("path: at most %d bytes, got %d", MaxBrainPath, len(path))
 	case !utf8.ValidString(path):
 		return errs.Invalid("path: not valid UTF-8")
+	case !strings.HasPrefix(path, NamespaceFS) && !strings.HasPrefix(path, NamespaceKV):
+		return errs.Invalid("path %q: brain paths start with %s (files) or %s (key-value)", clip(path), NamespaceFS, NamespaceKV)
 	case strings.HasSuffix(path, "/"):
 		return errs.Invalid("path %q: names a directory; name an entry", path)
-	}
-	for _, r := range path {
-		if unicode.IsControl(r) {
-			return errs.Invalid("path: no control characters")
-		}
+	case strings.ContainsFunc(path, badRune):
+		return errs.Invalid("path: no control, format or separator characters")
 	}
 	for _, seg := range strings.Split(path[len(NamespaceFS):], "/") {
 		if seg == "" || seg == "." || seg == ".." {
@@ -108,16 +106,51 @@ func CheckPath(path string) error {
 // CheckPrefix validates a listing prefix: "" (the whole brain), a
 // namespace, or a path prefix inside one.
 func CheckPrefix(prefix string) error {
-	if prefix == "" || prefix == NamespaceFS || prefix == NamespaceKV {
+	switch {
+	case prefix == "" || prefix == NamespaceFS || prefix == NamespaceKV:
 		return nil
-	}
-	if !strings.HasPrefix(prefix, NamespaceFS) && !strings.HasPrefix(prefix, NamespaceKV) {
-		return errs.Invalid("prefix %q: start with %s or %s", prefix, NamespaceFS, NamespaceKV)
-	}
-	if len(prefix) > MaxBrainPath || !utf8.ValidString(prefix) {
+	case len(prefix) > MaxBrainPath || !utf8.ValidString(prefix):
 		return errs.Invalid("prefix: at most %d bytes of UTF-8", MaxBrainPath)
+	case !strings.HasPrefix(prefix, NamespaceFS) && !strings.HasPrefix(prefix, NamespaceKV):
+		return errs.Invalid("prefix %q: start with %s or %s", clip(prefix), NamespaceFS, NamespaceKV)
+	case strings.ContainsFunc(prefix, badRune):
+		return errs.Invalid("prefix: no control, format or separator characters")
 	}
 	return nil
+}
+
+// CheckUsage refuses a write that would take a brain past its bounds:
+// entries (a new one) and total bytes after the write.
+func CheckUsage(entries, bytesAfter int64, newEntry bool) error {
+	if newEntry && entries >= MaxBrainEntries {
+		return errs.New(errs.LimitCeiling, "a session brain holds at most 10,000 entries",
+			"the brain holds %d entries: delete some first", entries)
+	}
+	if bytesAfter > MaxBrainBytes {
+		return errs.New(errs.LimitCeiling, "a session brain holds at most 64 MiB",
+			"the brain would hold %d bytes: delete or shrink entries first", bytesAfter)
+	}
+	return nil
+}
+
+// clip is s for a message: at most 64 bytes of it, so a refusal never
+// echoes a large input back.
+func clip(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	cut := 64
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// badRune is a rune no path or prefix holds: control, format (bidi
+// overrides, zero-width) and line or paragraph separators, which would
+// make two paths look alike.
+func badRune(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r)
 }
 
 // CheckContent refuses a value over the bound.
@@ -138,7 +171,7 @@ func CheckIfVersion(v string) error {
 	}
 	hexPart, ok := strings.CutPrefix(v, "sha256:")
 	if !ok || len(hexPart) != 64 || strings.ToLower(hexPart) != hexPart {
-		return errs.Invalid("if_version %q: want a version a read returned (sha256:<64 lowercase hex>) or \"absent\"", v)
+		return errs.Invalid("if_version %q: want a version a read returned (sha256:<64 lowercase hex>) or \"absent\"", clip(v))
 	}
 	if _, err := hex.DecodeString(hexPart); err != nil {
 		return errs.Invalid("if_version %q: not hex", v)

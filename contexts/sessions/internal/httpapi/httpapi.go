@@ -27,6 +27,24 @@ func (h *Handlers) Routes(r chi.Router) {
 	r.Post("/sessions/{id}/reassign", transport.Handler(h.reassign))
 	r.Post("/sessions/{id}/prune", transport.Handler(h.prune))
 	r.Get("/sessions/{id}/brain", transport.Handler(h.brain))
+	r.Delete("/sessions/{id}/brain", transport.Handler(h.brainDelete))
+}
+
+// brainDelete is DELETE /v1/sessions/{id}/brain?path=&if_version=: the
+// session's owner removes one entry (the MCP surface has no delete verb,
+// R1).
+func (h *Handlers) brainDelete(w http.ResponseWriter, r *http.Request) error {
+	q, err := transport.Query(r, "path", "if_version")
+	if err != nil {
+		return err
+	}
+	id := chi.URLParam(r, "id")
+	s, err := h.svc.BrainDelete(r.Context(), app.BrainRef{Store: "session", Session: id}, q["path"], q["if_version"])
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, wire.BrainDeleteOut{Store: "session", SessionID: s.ID, Path: q["path"], Deleted: true})
+	return nil
 }
 
 // brain is GET /v1/sessions/{id}/brain: one entry with path=, else a page

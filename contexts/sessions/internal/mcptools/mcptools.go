@@ -56,8 +56,10 @@ func Register(t *transport.Tools, svc *app.Service, idem idempotency.Doer) {
 	})
 }
 
-// RegisterBrains adds brain_get, brain_put, brain_list and brain_delete:
-// a session's private working state (issue 15), its owner's alone.
+// RegisterBrains adds brain_get, brain_put and brain_list: a session's
+// private working state (issue 15), its owner's alone. Seed 002's
+// brain_delete is not here: the MCP surface carries no delete verb (R1);
+// the owner deletes an entry over HTTP (DELETE /v1/sessions/{id}/brain).
 func RegisterBrains(t *transport.Tools, svc *app.Service) {
 	transport.Add(t, transport.ToolSpec{
 		Name:  "brain_get",
@@ -103,18 +105,5 @@ func RegisterBrains(t *transport.Tools, svc *app.Service) {
 			return wire.BrainListOut{}, err
 		}
 		return wire.ToBrainList(p), nil
-	})
-
-	transport.Add(t, transport.ToolSpec{
-		Name:  "brain_delete",
-		Title: "Delete a brain entry",
-		Description: "Remove a path from your own running session's brain; store is required (session). if_version makes " +
-			"it conditional as in brain_put.",
-	}, func(ctx context.Context, in wire.BrainDeleteIn) (wire.BrainDeleteOut, error) {
-		s, err := svc.BrainDelete(ctx, app.BrainRef{Store: in.Store, Session: in.Session, Workarea: in.Workarea}, in.Path, in.IfVersion)
-		if err != nil {
-			return wire.BrainDeleteOut{}, err
-		}
-		return wire.BrainDeleteOut{Store: in.Store, SessionID: s.ID, Path: in.Path, Deleted: true}, nil
 	})
 }

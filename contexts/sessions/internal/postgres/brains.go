@@ -51,9 +51,10 @@ func (b *Brains) Delete(ctx context.Context, tenant, session, path string) (bool
 	return n > 0, err
 }
 
-// Count implements app.Brains.
-func (b *Brains) Count(ctx context.Context, tenant, session string) (int64, error) {
-	return b.q.BrainCount(ctx, b.db.Conn(ctx), dbsqlc.BrainCountParams{TenantID: tenant, SessionID: session})
+// Usage implements app.Brains.
+func (b *Brains) Usage(ctx context.Context, tenant, session, path string) (app.BrainUsage, error) {
+	u, err := b.q.BrainUsage(ctx, b.db.Conn(ctx), dbsqlc.BrainUsageParams{TenantID: tenant, SessionID: session, Path: path})
+	return app.BrainUsage{Entries: u.Entries, Bytes: u.Bytes, AtPath: u.AtPath}, err
 }
 
 // List implements app.Brains.

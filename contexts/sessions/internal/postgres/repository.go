@@ -70,6 +70,12 @@ func (r *Repository) Insert(ctx context.Context, s domain.Session) (bool, error)
 }
 
 // GetForUpdate reads and locks one session.
+// Get reads a session without locking it.
+func (r *Repository) Get(ctx context.Context, tenant, id string) (domain.Session, error) {
+	row, err := r.q.SessionGet(ctx, r.conn(ctx), dbsqlc.SessionGetParams{TenantID: tenant, ID: id})
+	return sessionFromRow(row), translate(err)
+}
+
 func (r *Repository) GetForUpdate(ctx context.Context, tenant, id string) (domain.Session, error) {
 	row, err := r.q.SessionGetForUpdate(ctx, r.conn(ctx), dbsqlc.SessionGetForUpdateParams{TenantID: tenant, ID: id})
 	return sessionFromRow(row), translate(err)

@@ -98,16 +98,7 @@ func ToBrainList(p app.BrainPage) BrainListOut {
 	return out
 }
 
-// BrainDeleteIn is the input of brain_delete.
-type BrainDeleteIn struct {
-	Store     string `json:"store" jsonschema:"required: session (your session's brain); the knowledge base (project) is not available yet"`
-	Path      string `json:"path"`
-	Session   string `json:"session,omitempty" jsonschema:"a running session id of your own (default: this key's active session)"`
-	Workarea  string `json:"workarea,omitempty" jsonschema:"whose active session to use, when this key has active sessions in several workareas"`
-	IfVersion string `json:"if_version,omitempty" jsonschema:"delete only while the stored value still has this version"`
-}
-
-// BrainDeleteOut is the output of brain_delete.
+// BrainDeleteOut is the answer of DELETE /v1/sessions/{id}/brain.
 type BrainDeleteOut struct {
 	Store     string `json:"store"`
 	SessionID string `json:"session_id"`

@@ -31,23 +31,6 @@ func (q *Queries) BrainCopy(ctx context.Context, db DBTX, arg BrainCopyParams) (
 	return result.RowsAffected(), nil
 }
 
-const brainCount = `-- name: BrainCount :one
-SELECT count(*)::bigint FROM sessions.brain_entries WHERE tenant_id = $1 AND session_id = $2
-`
-
-type BrainCountParams struct {
-	TenantID  string
-	SessionID string
-}
-
-// Entries in one brain, for its bound.
-func (q *Queries) BrainCount(ctx context.Context, db DBTX, arg BrainCountParams) (int64, error) {
-	row := db.QueryRow(ctx, brainCount, arg.TenantID, arg.SessionID)
-	var column_1 int64
-	err := row.Scan(&column_1)
-	return column_1, err
-}
-
 const brainDelete = `-- name: BrainDelete :execrows
 DELETE FROM sessions.brain_entries WHERE tenant_id = $1 AND session_id = $2 AND path = $3
 `
@@ -200,6 +183,33 @@ func (q *Queries) BrainPut(ctx context.Context, db DBTX, arg BrainPutParams) err
 		arg.UpdatedBy,
 	)
 	return err
+}
+
+const brainUsage = `-- name: BrainUsage :one
+SELECT count(*)::bigint AS entries, coalesce(sum(octet_length(content)), 0)::bigint AS bytes,
+       coalesce(sum(octet_length(content)) FILTER (WHERE path = $1::text), 0)::bigint AS at_path
+FROM sessions.brain_entries WHERE tenant_id = $2 AND session_id = $3
+`
+
+type BrainUsageParams struct {
+	Path      string
+	TenantID  string
+	SessionID string
+}
+
+type BrainUsageRow struct {
+	Entries int64
+	Bytes   int64
+	AtPath  int64
+}
+
+// One brain's entries and bytes, and the bytes stored at one path, for
+// its bounds.
+func (q *Queries) BrainUsage(ctx context.Context, db DBTX, arg BrainUsageParams) (BrainUsageRow, error) {
+	row := db.QueryRow(ctx, brainUsage, arg.Path, arg.TenantID, arg.SessionID)
+	var i BrainUsageRow
+	err := row.Scan(&i.Entries, &i.Bytes, &i.AtPath)
+	return i, err
 }
 
 const brainVersion = `-- name: BrainVersion :one

@@ -52,6 +52,39 @@ func (q *Queries) SessionByOwnerNameForUpdate(ctx context.Context, db DBTX, arg 
 	return i, err
 }
 
+const sessionGet = `-- name: SessionGet :one
+SELECT tenant_id, id, workarea_id, workarea_id_path, name, owner_principal_id, owner_principal, owner_key_id, status, handoff_note, adopted_from, forked_from, started_at, updated_at, ended_at, ended_by_key_id FROM sessions.sessions WHERE tenant_id = $1 AND id = $2
+`
+
+type SessionGetParams struct {
+	TenantID string
+	ID       string
+}
+
+func (q *Queries) SessionGet(ctx context.Context, db DBTX, arg SessionGetParams) (SessionsSession, error) {
+	row := db.QueryRow(ctx, sessionGet, arg.TenantID, arg.ID)
+	var i SessionsSession
+	err := row.Scan(
+		&i.TenantID,
+		&i.ID,
+		&i.WorkareaID,
+		&i.WorkareaIDPath,
+		&i.Name,
+		&i.OwnerPrincipalID,
+		&i.OwnerPrincipal,
+		&i.OwnerKeyID,
+		&i.Status,
+		&i.HandoffNote,
+		&i.AdoptedFrom,
+		&i.ForkedFrom,
+		&i.StartedAt,
+		&i.UpdatedAt,
+		&i.EndedAt,
+		&i.EndedByKeyID,
+	)
+	return i, err
+}
+
 const sessionGetForUpdate = `-- name: SessionGetForUpdate :one
 SELECT tenant_id, id, workarea_id, workarea_id_path, name, owner_principal_id, owner_principal, owner_key_id, status, handoff_note, adopted_from, forked_from, started_at, updated_at, ended_at, ended_by_key_id FROM sessions.sessions WHERE tenant_id = $1 AND id = $2 FOR UPDATE
 `
