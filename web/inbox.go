@@ -135,9 +135,24 @@ func (p *Pages) answer(w http.ResponseWriter, r *http.Request) {
 // decide is POST /inbox/{id}/decide: approve or decline with a note.
 func (p *Pages) decide(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	body := map[string]string{"decision": r.PostForm.Get("decision")}
+	body := map[string]any{"decision": r.PostForm.Get("decision")}
 	if note := strings.TrimSpace(r.PostForm.Get("note")); note != "" {
 		body["note"] = note
+	}
+	// An enrolment request's admission: the new key's role and grants.
+	if role := r.PostForm.Get("role"); role != "" && body["decision"] == "approved" {
+		body["role"] = role
+		var grants []map[string]string
+		for _, line := range strings.Split(r.PostForm.Get("grants"), "\n") {
+			if line = strings.TrimSpace(line); line == "" {
+				continue
+			}
+			w, s, _ := strings.Cut(line, ":")
+			grants = append(grants, map[string]string{"workarea": strings.TrimSpace(w), "scope": strings.TrimSpace(s)})
+		}
+		if grants != nil {
+			body["grants"] = grants
+		}
 	}
 	if _, err := p.call(r, http.MethodPost, "/v1/inbox/"+url.PathEscape(id)+"/decide", body, nil); err != nil {
 		p.refuse(w, r, err)

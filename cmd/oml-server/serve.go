@@ -134,6 +134,10 @@ func sweepExpired(ctx context.Context, a *app, cfg config.Config, log *slog.Logg
 			c, err := a.inbox.SweepDue(ctx, n)
 			return int64(c), err
 		})
+		sweep(ctx, log, "enrolment requests abandoned past their TTL", 100, func(n int) (int64, error) {
+			c, err := a.access.SweepEnrolments(ctx, n)
+			return int64(c), err
+		})
 		sweep(ctx, log, "old web sessions and sign-in codes deleted", 500, func(n int) (int64, error) {
 			return a.access.SweepWeb(ctx, n)
 		})

@@ -68,11 +68,15 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		edges    = &edgesPort{}
 		claims   = &claimsPort{}
 		readable = &readablePort{}
+		enrolBox = &enrolInboxPort{}
 	)
 	sims := audit.NewAudiences(db)
 	acc := access.New(access.Deps{
 		DB: db, Journal: j, Idempotency: idem, Edges: edges,
 		GuideURL: cfg.PublicURL + transport.GuidePath,
+		Enrol: access.EnrolConfig{Tenant: cfg.EnrolTenant, PendingMax: cfg.EnrolPendingMax, PendingTTL: cfg.EnrolPendingTTL,
+			PerHour: cfg.EnrolPerHour},
+		TrustProxy: cfg.TrustProxy, EnrolInbox: enrolBox,
 	})
 	ret, err := retrieval.New(retrieval.Deps{DB: db, Access: retrievalAccess{acc, sims}, Embedder: embedderConfig(cfg)})
 	if err != nil {
@@ -96,8 +100,10 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 	edges.m, claims.m, readable.m = lin, adm, adm
 	ses := sessions.New(sessions.Deps{DB: db, Journal: j, Idempotency: idem, Access: sessionsAccess{acc}})
 	listener := pg.NewListener(db, log, inbox.WakeChannel)
-	inb := inbox.New(inbox.Deps{DB: db, Journal: j, Idempotency: idem, Access: inboxAccess{acc, sims}, Listener: listener, Sessions: briefSessions{ses},
+	inb := inbox.New(inbox.Deps{DB: db, Journal: j, Idempotency: idem, Access: inboxAccess{acc, sims}, Enrolments: enrolmentsPort{acc},
+		Listener: listener, Sessions: briefSessions{ses},
 		Limits: inbox.Limits{EventsPerWorkarea: cfg.EventsPerWorkarea, OpenMax: cfg.InboxOpenMax}})
+	enrolBox.m = inb
 	trailer, err := inb.Trailer()
 	if err != nil {
 		return nil, fmt.Errorf("notifications trailer: %w", err)
@@ -218,6 +224,25 @@ func (b briefSessions) Previous(ctx context.Context, workareaID string) (inbox.P
 	}
 	return inbox.PreviousSession{ID: s.ID, Name: s.Name, Status: string(s.Status), LastActivity: s.UpdatedAt,
 		HandoffNote: s.HandoffNote, RecoveryPath: sessions.RecoveryPath}, true, nil
+}
+
+// enrolInboxPort adapts the inbox context to access's EnrolInbox port
+// (bound once the inbox exists).
+type enrolInboxPort struct{ m *inbox.Module }
+
+func (p *enrolInboxPort) EnrolRequest(ctx context.Context, tenant, root, rootIDPath, enrolment, reason, peer string, at, deadline time.Time) (string, error) {
+	return p.m.EnrolRequest(ctx, tenant, root, rootIDPath, enrolment, reason, peer, at, deadline)
+}
+
+// enrolmentsPort adapts the access context to the inbox's Enrolments port.
+type enrolmentsPort struct{ m *access.Module }
+
+func (p enrolmentsPort) Decide(ctx context.Context, enrolment string, approve bool, role string, grants []inbox.EnrolGrant, note string) error {
+	gs := make([]access.GrantSpec, len(grants))
+	for i, g := range grants {
+		gs[i] = access.GrantSpec{Workarea: g.Workarea, Scope: g.Scope}
+	}
+	return p.m.DecideEnrolment(ctx, enrolment, approve, role, gs, note)
 }
 
 // inboxAccess adapts the access context to the inbox's Access port.

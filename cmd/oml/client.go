@@ -88,7 +88,9 @@ func (c *client) doWith(ctx context.Context, method, path string, header http.He
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
+	if c.key != "" { // enrolment is the one call without a key
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)

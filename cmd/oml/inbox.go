@@ -100,8 +100,18 @@ func (c *cli) inbox(ctx context.Context, args []string) error {
 			body: map[string]string{"body": pos[1]}}, printItem)
 		return err
 	case "decide":
-		fs := c.flags("inbox decide", "ID approve|decline [--note TEXT]")
+		fs := c.flags("inbox decide", "ID approve|decline [--note TEXT] [--role R --grant WORKAREA:SCOPE …]")
 		note := fs.String("note", "", "why (shown to the asker)")
+		role := fs.String("role", "", "an enrolment request's approval: the new key's role (reader, writer or dreamer)")
+		var grants []map[string]string
+		fs.Func("grant", "an enrolment request's approval: WORKAREA:SCOPE to grant the new key (repeatable)", func(v string) error {
+			w, s, ok := strings.Cut(v, ":")
+			if !ok || w == "" || s == "" {
+				return fmt.Errorf("want WORKAREA:SCOPE, got %q", v)
+			}
+			grants = append(grants, map[string]string{"workarea": w, "scope": s})
+			return nil
+		})
 		pos, err := parse(fs, args, 2)
 		if err != nil {
 			return err
@@ -110,8 +120,15 @@ func (c *cli) inbox(ctx context.Context, args []string) error {
 		if decision == "" {
 			return fmt.Errorf("inbox decide: want approve or decline, got %q", pos[1])
 		}
+		body := map[string]any{"decision": decision, "note": *note}
+		if *role != "" {
+			body["role"] = *role
+		}
+		if grants != nil {
+			body["grants"] = grants
+		}
 		_, err = exchange(ctx, c, request{method: http.MethodPost, path: "/v1/inbox/" + url.PathEscape(pos[0]) + "/decide",
-			body: map[string]string{"decision": decision, "note": *note}}, printItem)
+			body: body}, printItem)
 		return err
 	}
 	return c.unknownSubcommand("inbox", verb, inboxVerbs)

@@ -35,6 +35,11 @@ global flags (before the command):
   --timeout D      give up after D (default 30s)
 
 commands:
+  enrol --reason TEXT | --token T [--force]
+                                    ask --url to let this agent in (no key needed); waits for an
+                                    admin's decision in the inbox, then stores url and api_key in
+                                    ~/.config/oml/config.toml (mode 0600); --token waits again on
+                                    a request already made
   workarea create --parent ID|PATH --name NAME [--status S] [crew flags] [--idempotency-key K]
                                     create a child workarea (admin)
   workarea show ID|PATH             show a workarea, its children and your effective verbs
@@ -72,8 +77,10 @@ commands:
                                     the human's inbox: questions and approvals in what you read
                                     (--wait: up to 60 s for something after --since to land)
   inbox answer ID TEXT              answer a question (admin on its workarea)
-  inbox decide ID approve|decline [--note TEXT]
-                                    decide an approval (admin on its workarea)
+  inbox decide ID approve|decline [--note TEXT] [--role R --grant WORKAREA:SCOPE …]
+                                    decide an approval (admin on its workarea), or an
+                                    enrol_request: approving gives the agent's token role R
+                                    (reader, writer, dreamer) and the grants
   review [--workarea W]             review interactively: serve the next item, show it (lineage,
                                     findings, attachment material), then approve, reject (with a
                                     reason), skip or quit; goes on until the queue is empty
@@ -108,8 +115,7 @@ commands:
   admin simulation create --workarea W --name NAME --audience KEY_ID,…
   admin simulation end SIMULATION_ID
   admin simulation list             simulations (D10): a workarea's subtree and an audience of
-                                    keys (admin or operator); writes carrying one are not yet
-                                    accepted
+                                    keys (admin or operator), whose rows only that audience sees
   admin upload-limit [BYTES]        show the tenant's attachment size ceiling, or set it (at
                                     most the deployment's; 0 falls back to the deployment's)
   version                           show this CLI's build and the server's
@@ -118,13 +124,15 @@ commands:
 
 // cli is what every command needs: the global flags and the streams.
 type cli struct {
-	url     string
-	key     string
-	json    bool
-	timeout time.Duration
-	stdin   io.Reader
-	stdout  io.Writer
-	stderr  io.Writer
+	// configFile is where `oml enrol` stores the key it was given.
+	configFile string
+	url        string
+	key        string
+	json       bool
+	timeout    time.Duration
+	stdin      io.Reader
+	stdout     io.Writer
+	stderr     io.Writer
 }
 
 // run is the only wiring point: everything it needs comes in as arguments.
@@ -134,7 +142,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // runIO is run with stdin made explicit, so tests can feed `call TOOL -`.
 func runIO(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, configFile: configPath(getenv)}
 	fs := flag.NewFlagSet("oml", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
@@ -173,7 +181,7 @@ func runIO(ctx context.Context, args []string, getenv func(string) string, stdin
 	// when given.
 	// attach, mcp and a waiting inbox run as long as they need; --timeout
 	// still bounds them when given.
-	long := fs.Arg(0) == "attach" || fs.Arg(0) == "mcp" || (fs.Arg(0) == "review" && (fs.NArg() == 1 || strings.HasPrefix(fs.Arg(1), "-"))) || (fs.Arg(0) == "inbox" && slices.ContainsFunc(fs.Args(), func(a string) bool {
+	long := fs.Arg(0) == "attach" || fs.Arg(0) == "mcp" || fs.Arg(0) == "enrol" || (fs.Arg(0) == "review" && (fs.NArg() == 1 || strings.HasPrefix(fs.Arg(1), "-"))) || (fs.Arg(0) == "inbox" && slices.ContainsFunc(fs.Args(), func(a string) bool {
 		return a == "--wait" || a == "-wait" || strings.HasPrefix(a, "--wait=") || strings.HasPrefix(a, "-wait=")
 	}))
 	if c.timeout > 0 && (!long || timeoutSet) {
@@ -223,6 +231,8 @@ func (c *cli) dispatch(ctx context.Context, cmd string, args []string) error {
 		return c.attach(ctx, args)
 	case "version":
 		return c.version(ctx, args)
+	case "enrol":
+		return c.enrol(ctx, args)
 	case "help", "-h", "--help":
 		fmt.Fprint(c.stdout, usage)
 		return nil

@@ -7,6 +7,7 @@ package access
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -34,8 +35,23 @@ type Deps struct {
 	// Edges, when set, shows a workarea's readable edges (the lineage
 	// context).
 	Edges Edges
-	Now   func() time.Time
+	// Enrol is self-service enrolment: the tenant open to it ("" closes
+	// it), its bounds, and the proxies whose X-Forwarded-For is honoured.
+	Enrol      EnrolConfig
+	TrustProxy []netip.Prefix
+	// EnrolInbox puts requests in the admins' inbox (the inbox context).
+	EnrolInbox EnrolInbox
+	Now        func() time.Time
 }
+
+// EnrolConfig is the deployment's enrolment settings.
+type EnrolConfig = app.EnrolConfig
+
+// EnrolInbox is the inbox as enrolment needs it.
+type EnrolInbox = app.EnrolInbox
+
+// GrantSpec is one grant an enrolment approval gives.
+type GrantSpec = app.GrantSpec
 
 // Edges is the lineage context as access needs it.
 type Edges = app.Edges
@@ -47,6 +63,8 @@ type WorkareaEdge = app.WorkareaEdge
 type Module struct {
 	svc      *app.Service
 	http     *httpapi.Handlers
+	enrol    *app.Enroller
+	enrolAPI *httpapi.Enrol
 	guideURL string
 }
 
@@ -56,7 +74,23 @@ func New(d Deps) *Module {
 	if d.Edges != nil {
 		svc.WithEdges(d.Edges)
 	}
-	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency, d.GuideURL), guideURL: d.GuideURL}
+	enrol := app.NewEnroller(svc, postgres.NewEnrolments(d.DB), d.EnrolInbox, d.Enrol)
+	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency, d.GuideURL), guideURL: d.GuideURL,
+		enrol: enrol, enrolAPI: httpapi.NewEnrol(enrol, d.TrustProxy)}
+}
+
+// PublicRoutes registers the routes that take no key: enrolment.
+func (m *Module) PublicRoutes(r chi.Router) { m.enrolAPI.Routes(r) }
+
+// DecideEnrolment admits or refuses a pending enrolment request, in the
+// caller's unit of work (the inbox's decision on its item).
+func (m *Module) DecideEnrolment(ctx context.Context, enrolment string, approve bool, role string, grants []GrantSpec, note string) error {
+	return m.enrol.Decide(ctx, enrolment, approve, role, grants, note)
+}
+
+// SweepEnrolments removes requests pending past their TTL.
+func (m *Module) SweepEnrolments(ctx context.Context, limit int) (int, error) {
+	return m.enrol.Sweep(ctx, limit)
 }
 
 // Routes registers the HTTP routes (under /v1).

@@ -40,6 +40,11 @@ type (
 	Sessions = app.Sessions
 	// PreviousSession is the caller's previous session in a workarea.
 	PreviousSession = app.PreviousSession
+	// Enrolments is the access context as an enrolment's decision needs
+	// it.
+	Enrolments = app.Enrolments
+	// EnrolGrant is one grant an enrolment approval gives.
+	EnrolGrant = app.EnrolGrant
 )
 
 // Deps are what the context needs from the process.
@@ -53,8 +58,10 @@ type Deps struct {
 	Journal     *journal.Journal
 	Idempotency *idempotency.Store
 	Access      Access
-	Limits      Limits
-	Now         func() time.Time
+	// Enrolments decides enrolment requests (the access context).
+	Enrolments Enrolments
+	Limits     Limits
+	Now        func() time.Time
 }
 
 // Module is the inbox context.
@@ -73,7 +80,7 @@ func New(d Deps) *Module {
 		remote, _ = d.Listener.Subscribe(WakeChannel) // for the process's life
 	}
 	q := newQuiet(remote)
-	svc := &app.Service{Access: d.Access, Journal: d.Journal, Repo: repo, Notices: repo, Tx: d.DB, Limits: d.Limits, Now: d.Now,
+	svc := &app.Service{Access: d.Access, Enrolments: d.Enrolments, Journal: d.Journal, Repo: repo, Notices: repo, Tx: d.DB, Limits: d.Limits, Now: d.Now,
 		Wakes: pgWakes{db: d.DB, listener: d.Listener, quiet: q}, Sessions: d.Sessions}
 	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency), idem: d.Idempotency, quiet: q}
 }
@@ -83,6 +90,13 @@ func (m *Module) Routes(r chi.Router) { m.http.Routes(r) }
 
 // Tools registers the MCP tools.
 func (m *Module) Tools(t *transport.Tools) { mcptools.Register(t, m.svc, m.idem) }
+
+// EnrolRequest puts an enrolment request in the tenant's admins' inbox, in
+// the caller's unit of work, and returns the item's id.
+func (m *Module) EnrolRequest(ctx context.Context, tenant, root, rootIDPath, enrolment, reason, peer string, at, deadline time.Time) (string, error) {
+	it, err := m.svc.EnrolRequest(ctx, tenant, root, rootIDPath, enrolment, reason, peer, at, deadline)
+	return it.ID, err
+}
 
 // SweepDue resolves up to limit open items past their deadline as the hub
 // (every tenant); every replica runs it, and no item is resolved twice.

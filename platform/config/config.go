@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -39,12 +40,21 @@ type Config struct {
 	ReadLogRetention     time.Duration
 	IdempotencyRetention time.Duration
 	QuotaRefresh         time.Duration // OML_QUOTA_REFRESH: how often a replica reads quota settings again
-	ReciprocalRate       float64       // OML_EVIDENCE_RECIPROCAL_RATE: the share of approvals that flags a reciprocal pair
-	ClosureMax           int           // OML_REVIEW_CLOSURE_MAX: the largest lineage closure an independence check computes
-	ExpirySweep          time.Duration // OML_EXPIRY_INTERVAL: how often held items and upload sessions are swept
-	MaxUploadBytes       int64         // OML_MAX_UPLOAD_BYTES: the largest attachment (a tenant may set lower)
-	MaxOpenUploads       int           // OML_MAX_OPEN_UPLOADS: open upload sessions per key
-	UploadTTL            time.Duration // OML_UPLOAD_TTL: how long an upload session lives
+	// Self-service enrolment: OML_ENROL_TENANT names the tenant open to it
+	// ("" closes it), OML_ENROL_PENDING_MAX and OML_ENROL_PENDING_TTL bound
+	// the pending requests, OML_ENROL_PER_HOUR the requests one peer makes
+	// an hour, OML_TRUST_PROXY the proxies whose X-Forwarded-For counts.
+	EnrolTenant     string
+	EnrolPendingMax int
+	EnrolPendingTTL time.Duration
+	EnrolPerHour    int
+	TrustProxy      []netip.Prefix
+	ReciprocalRate  float64       // OML_EVIDENCE_RECIPROCAL_RATE: the share of approvals that flags a reciprocal pair
+	ClosureMax      int           // OML_REVIEW_CLOSURE_MAX: the largest lineage closure an independence check computes
+	ExpirySweep     time.Duration // OML_EXPIRY_INTERVAL: how often held items and upload sessions are swept
+	MaxUploadBytes  int64         // OML_MAX_UPLOAD_BYTES: the largest attachment (a tenant may set lower)
+	MaxOpenUploads  int           // OML_MAX_OPEN_UPLOADS: open upload sessions per key
+	UploadTTL       time.Duration // OML_UPLOAD_TTL: how long an upload session lives
 	// EventsPerWorkarea is OML_EVENTS_PER_WORKAREA: the feed events agents
 	// may write in one workarea (signals, questions, answers).
 	EventsPerWorkarea int64
@@ -153,6 +163,31 @@ func Load(getenv func(string) string) (Config, error) {
 		bad("OML_REVIEW_CLOSURE_MAX", "must be between 1 and %d, got %d", MaxClosureMax, c.ClosureMax)
 	}
 	c.ExpirySweep = durationOr(getenv, "OML_EXPIRY_INTERVAL", 30*time.Second, bad)
+	c.EnrolTenant = getenv("OML_ENROL_TENANT")
+	c.EnrolPendingMax = intOr(getenv, "OML_ENROL_PENDING_MAX", 100, bad)
+	if c.EnrolPendingMax < 1 {
+		bad("OML_ENROL_PENDING_MAX", "must be ≥ 1, got %d", c.EnrolPendingMax)
+	}
+	c.EnrolPendingTTL = durationOr(getenv, "OML_ENROL_PENDING_TTL", 24*time.Hour, bad)
+	c.EnrolPerHour = intOr(getenv, "OML_ENROL_PER_HOUR", 10, bad)
+	if c.EnrolPerHour < 1 {
+		bad("OML_ENROL_PER_HOUR", "must be ≥ 1, got %d", c.EnrolPerHour)
+	}
+	for _, v := range strings.Split(getenv("OML_TRUST_PROXY"), ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(v)
+		if err != nil {
+			a, aerr := netip.ParseAddr(v)
+			if aerr != nil {
+				bad("OML_TRUST_PROXY", "want comma-separated addresses or CIDR prefixes, got %q", v)
+				continue
+			}
+			p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+		}
+		c.TrustProxy = append(c.TrustProxy, p.Masked())
+	}
 	c.MaxTextBytes = intOr(getenv, "OML_MAX_TEXT_BYTES", DefaultMaxTextBytes, bad)
 	c.MaxUploadBytes = int64(intOr(getenv, "OML_MAX_UPLOAD_BYTES", DefaultMaxUploadBytes, bad))
 	c.MaxOpenUploads = intOr(getenv, "OML_MAX_OPEN_UPLOADS", 16, bad)
@@ -233,6 +268,10 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("read_log_retention", c.ReadLogRetention),
 		slog.Duration("idempotency_retention", c.IdempotencyRetention),
 		slog.Duration("quota_refresh", c.QuotaRefresh),
+		slog.String("enrol_tenant", c.EnrolTenant),
+		slog.Int("enrol_pending_max", c.EnrolPendingMax),
+		slog.Duration("enrol_pending_ttl", c.EnrolPendingTTL),
+		slog.Int("trust_proxies", len(c.TrustProxy)),
 		slog.Int("review_closure_max", c.ClosureMax),
 		slog.Int64("max_upload_bytes", c.MaxUploadBytes),
 		slog.Int("max_open_uploads", c.MaxOpenUploads),

@@ -32,6 +32,7 @@ const (
 	Subscription Prefix = "sub"
 	WebSession   Prefix = "web"
 	Simulation   Prefix = "sim"
+	Enrolment    Prefix = "enr"
 )
 
 // New returns a fresh identifier of the given kind. Its 80 random bits come

@@ -32,6 +32,13 @@ type Module interface {
 	Tools(t *Tools)
 }
 
+// PublicModule is a module with routes that take no key (enrolment): they
+// are registered on the root router at their full paths, bounded and
+// URL-checked like the rest, and answer for themselves who may call.
+type PublicModule interface {
+	PublicRoutes(r chi.Router)
+}
+
 // StreamModule is a module with routes that read large bodies and bound
 // them themselves (attachment parts); they are mounted at /v1 behind auth
 // but outside the JSON body limit.
@@ -120,6 +127,13 @@ func New(opts Options, modules ...Module) http.Handler {
 
 	if opts.Pages != nil {
 		opts.Pages.PageRoutes(r, r)
+	}
+
+	public := r.With(refuseBadURL, limitBody(opts.MaxBodyBytes))
+	for _, m := range modules {
+		if p, ok := m.(PublicModule); ok {
+			p.PublicRoutes(public)
+		}
 	}
 
 	guide := []byte(strings.ReplaceAll(guideTemplate, "{{URL}}", opts.PublicURL))

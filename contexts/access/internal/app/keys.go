@@ -68,6 +68,9 @@ func (s *Service) IssueKey(ctx context.Context, principal, role string) (Issued,
 	if reservedPrincipals[strings.ToLower(principal)] {
 		return Issued{}, errs.Invalid("principal %q is reserved: the hub resolves deadlines and the system sweeps under these names", principal)
 	}
+	if strings.HasPrefix(strings.ToLower(principal), string(ids.Enrolment)+"_") {
+		return Issued{}, errs.Invalid("principal %q: names starting enr_ are the enrolled agents'", principal)
+	}
 	var out Issued
 	err := s.tx.InTx(ctx, func(ctx context.Context) error {
 		v, _, err := s.adminAtRoot(ctx)

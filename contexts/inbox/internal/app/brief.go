@@ -139,7 +139,8 @@ func (s *Service) SessionBrief(ctx context.Context, ref string) (Brief, error) {
 	entries := map[int64]BriefEntry{}
 	var ranked []domain.BriefEvent
 	for _, it := range open {
-		if it.WorkareaID != w.ID {
+		// An enrolment request is the tenant's admins' alone.
+		if it.WorkareaID != w.ID || (it.Kind == domain.KindEnrolRequest && !w.Admin) {
 			continue
 		}
 		skip[it.ID] = true

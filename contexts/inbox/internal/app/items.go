@@ -234,7 +234,7 @@ func (s *Service) item(ctx context.Context, tenant, id string, lock bool) (domai
 		return it, Workarea{}, fmt.Errorf("read inbox item: %w", err)
 	}
 	w, err := s.Access.Workarea(ctx, it.WorkareaID)
-	if errs.Is(err, errs.NotFound) || (err == nil && !w.Reader) {
+	if errs.Is(err, errs.NotFound) || (err == nil && (!w.Reader || (it.Kind == domain.KindEnrolRequest && !w.Admin))) {
 		return it, w, notFound("inbox item")
 	}
 	return it, w, err
@@ -294,6 +294,13 @@ func (s *Service) Answer(ctx context.Context, id, body string, human bool) (doma
 
 // Decide records an admin's decision on an approval (HTTP only, R1).
 func (s *Service) Decide(ctx context.Context, id, decision, note string) (domain.Item, error) {
+	return s.DecideWith(ctx, id, decision, note, "", nil)
+}
+
+// DecideWith is Decide with what an enrolment request's approval gives the
+// enrolled key: its role and grants (refused on any other item). The
+// enrolment is admitted or refused in the decision's unit of work.
+func (s *Service) DecideWith(ctx context.Context, id, decision, note, role string, grants []EnrolGrant) (domain.Item, error) {
 	c, err := auth.ContentCaller(ctx, "inbox decisions")
 	if err != nil {
 		return domain.Item{}, err
@@ -318,6 +325,13 @@ func (s *Service) Decide(ctx context.Context, id, decision, note string) (domain
 	if err := it.CanDecide(s.now()); err != nil {
 		return it, err
 	}
+	if it.Kind == domain.KindEnrolRequest {
+		if err := s.Enrolments.Decide(ctx, it.AskerKeyID, st == domain.Approved, role, grants, note); err != nil {
+			return it, err
+		}
+	} else if role != "" || grants != nil {
+		return it, errs.Invalid("role and grants decide an enrolment request; %s is an %s", it.ID, it.Kind)
+	}
 	return s.resolve(ctx, it, c.KeyID, c.Principal, st, note, false)
 }
 
@@ -336,7 +350,12 @@ func notTheAsker(it domain.Item, principalID string) error {
 // the item's new state, in one unit of work.
 func (s *Service) resolve(ctx context.Context, it domain.Item, actorKey, by string, st domain.Status, body string, expired bool) (domain.Item, error) {
 	payload := map[string]any{"body": body, "principal": by}
-	if it.Kind == domain.KindApproval {
+	typ := domain.FeedPrefix + "answer"
+	if it.Kind == domain.KindEnrolRequest {
+		// Administration, not coordination: not in anyone's feed.
+		typ = "enrol.decide"
+	}
+	if it.Kind == domain.KindApproval || it.Kind == domain.KindEnrolRequest {
 		payload["decision"] = string(st)
 		payload["note"] = body
 		delete(payload, "body")
@@ -348,7 +367,7 @@ func (s *Service) resolve(ctx context.Context, it domain.Item, actorKey, by stri
 		}
 	}
 	ev, err := s.append(ctx, it.TenantID, journal.Event{
-		Type: domain.FeedPrefix + "answer", Actor: actorKey, Workarea: it.WorkareaID,
+		Type: typ, Actor: actorKey, Workarea: it.WorkareaID,
 		Subject: map[string]any{"question_id": it.ID, "kind": string(it.Kind)}, Payload: payload,
 	})
 	if err != nil {
@@ -422,4 +441,30 @@ func (s *Service) append(ctx context.Context, tenant string, e journal.Event) (j
 		}
 	}
 	return ev, nil
+}
+
+// EnrolRequest puts an enrolment request in the admins' inbox: an item of
+// kind enrol_request in the tenant's root workarea, open until deadline
+// (then declined, as an approval without an answer is), its journal event
+// enrol.request (administration: in no feed). It runs in the enrolment's
+// unit of work; the request has no key yet, so the item names the
+// enrolment as its asker.
+func (s *Service) EnrolRequest(ctx context.Context, tenant, root, rootIDPath, enrolment, reason, peer string, at, deadline time.Time) (domain.Item, error) {
+	ev, err := s.append(ctx, tenant, journal.Event{
+		Type: "enrol.request", Actor: enrolment, Workarea: root,
+		Subject: map[string]any{"enrolment_id": enrolment}, Payload: map[string]any{"reason": reason, "peer": peer},
+	})
+	if err != nil {
+		return domain.Item{}, err
+	}
+	exp := deadline
+	it := domain.Item{
+		TenantID: tenant, ID: ev.ID, Kind: domain.KindEnrolRequest, WorkareaID: root, IDPath: rootIDPath,
+		AskerKeyID: enrolment, AskerPrincipal: "enrolling agent (" + peer + ")", Body: reason, CreatedAt: ev.At,
+		ExpiresAt: &exp, OnExpiry: "decline", Status: domain.Open, Seq: ev.Seq,
+	}
+	if err := s.Repo.ItemInsert(ctx, it); err != nil {
+		return domain.Item{}, fmt.Errorf("insert inbox item: %w", err)
+	}
+	return it, nil
 }

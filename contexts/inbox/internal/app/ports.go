@@ -38,6 +38,16 @@ type Access interface {
 	Fence(ctx context.Context) (scope.Fence, error)
 }
 
+// Enrolments is the access context as an enrolment request's decision
+// needs it: admit (the request's token becomes a key with role and
+// grants) or refuse, in the caller's unit of work.
+type Enrolments interface {
+	Decide(ctx context.Context, enrolment string, approve bool, role string, grants []EnrolGrant, note string) error
+}
+
+// EnrolGrant is one grant an approval gives the enrolled key.
+type EnrolGrant struct{ Workarea, Scope string }
+
 // Journal reads the per-tenant journal: the tail is a view of it, never a
 // second log.
 type Journal interface {

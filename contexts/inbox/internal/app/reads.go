@@ -88,7 +88,8 @@ func (s *Service) Inbox(ctx context.Context, q InboxQuery) (InboxPage, error) {
 			} else {
 				f.After, page.NextSince, scanned = it.Seq, it.Seq, scanned+1
 			}
-			if ws[it.WorkareaID].Reader {
+			// An enrolment request is its tenant's admins' alone.
+			if w := ws[it.WorkareaID]; w.Reader && (it.Kind != domain.KindEnrolRequest || w.Admin) {
 				page.Items = append(page.Items, it)
 			}
 		}

@@ -15,15 +15,16 @@ import (
 
 // Service is the inbox context's application service.
 type Service struct {
-	Access   Access
-	Journal  Journal
-	Repo     Repository
-	Notices  Notices
-	Tx       Transactor
-	Limits   Limits
-	Wakes    Wakes
-	Sessions Sessions
-	Now      func() time.Time
+	Access     Access
+	Enrolments Enrolments
+	Journal    Journal
+	Repo       Repository
+	Notices    Notices
+	Tx         Transactor
+	Limits     Limits
+	Wakes      Wakes
+	Sessions   Sessions
+	Now        func() time.Time
 }
 
 func (s *Service) now() time.Time {

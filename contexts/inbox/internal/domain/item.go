@@ -30,6 +30,9 @@ type Kind string
 const (
 	KindQuestion Kind = "question"
 	KindApproval Kind = "approval"
+	// KindEnrolRequest is an agent's self-service enrolment request,
+	// decided by an admin of the tenant's root (issue 15).
+	KindEnrolRequest Kind = "enrol_request"
 )
 
 // Status is where an item stands.
@@ -165,7 +168,7 @@ func (it Item) CanAnswer(principalID string, now time.Time) error {
 
 // CanDecide says whether the item takes a human decision now.
 func (it Item) CanDecide(now time.Time) error {
-	if it.Kind != KindApproval {
+	if it.Kind != KindApproval && it.Kind != KindEnrolRequest {
 		return errs.Invalid("%s is a question: answer it (POST /v1/inbox/{id}/answer)", it.ID)
 	}
 	return it.openAt(now)

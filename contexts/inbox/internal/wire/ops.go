@@ -67,9 +67,19 @@ func PostAnswer(ctx context.Context, svc *app.Service, idem idempotency.Doer, in
 
 // DecideIn is the body of POST /v1/inbox/{id}/decide.
 type DecideIn struct {
-	Decision       string `json:"decision"`
-	Note           string `json:"note,omitempty"`
-	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	Decision string `json:"decision"`
+	Note     string `json:"note,omitempty"`
+	// Role and Grants decide an enrolment request's approval: the
+	// enrolled key's role and its grants.
+	Role           string       `json:"role,omitempty"`
+	Grants         []EnrolGrant `json:"grants,omitempty"`
+	IdempotencyKey string       `json:"idempotency_key,omitempty"`
+}
+
+// EnrolGrant is one grant of an enrolment's approval.
+type EnrolGrant struct {
+	Workarea string `json:"workarea"`
+	Scope    string `json:"scope"`
 }
 
 // Decide records an admin's decision (operation decision:<id>).
@@ -81,7 +91,11 @@ func Decide(ctx context.Context, svc *app.Service, idem idempotency.Doer, id str
 		return Item{}, err
 	}
 	return Once(ctx, idem, wid, "decision:"+id, key, in, func(ctx context.Context) (Item, error) {
-		it, err := svc.Decide(ctx, id, in.Decision, in.Note)
+		var grants []app.EnrolGrant
+		for _, g := range in.Grants {
+			grants = append(grants, app.EnrolGrant{Workarea: g.Workarea, Scope: g.Scope})
+		}
+		it, err := svc.DecideWith(ctx, id, in.Decision, in.Note, in.Role, grants)
 		return ToItem(it), err
 	})
 }

@@ -21,6 +21,23 @@ type AccessBan struct {
 	LiftedAt    *time.Time
 }
 
+type AccessEnrolment struct {
+	TenantID  string
+	ID        string
+	Selector  []byte
+	Verifier  []byte
+	Reason    string
+	Peer      string
+	Status    string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	DecidedAt *time.Time
+	DecidedBy *string
+	Note      string
+	KeyID     *string
+	ItemID    string
+}
+
 type AccessGrant struct {
 	TenantID     string
 	ID           string
