@@ -37,9 +37,17 @@ func (c *cli) mcpProxy(ctx context.Context, args []string) error {
 		}
 		tools = append(tools, t)
 	}
-	opts := &mcp.ServerOptions{}
+	// Tools and resources, as the server has them (the resources are
+	// forwarded below, held to the key like everything else).
+	opts := &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}}}
 	if init := remote.InitializeResult(); init != nil {
 		opts.Instructions = init.Instructions
+		if init.Capabilities != nil {
+			for name, v := range init.Capabilities.Extensions {
+				settings, _ := v.(map[string]any)
+				opts.Capabilities.AddExtension(name, settings)
+			}
+		}
 	}
 	server := mcp.NewServer(&mcp.Implementation{Name: "oml", Title: "OML (stdio proxy)", Version: buildinfo.Read().Version}, opts)
 	known := map[string]bool{}
@@ -57,6 +65,14 @@ func (c *cli) mcpProxy(ctx context.Context, args []string) error {
 			defer recoverInto(&err)
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" && !known[p.Name] {
 				return forwardCall(ctx, remote, p.Name, p.Arguments)
+			}
+			switch p := req.GetParams().(type) {
+			case *mcp.ListResourcesParams:
+				return remote.ListResources(ctx, p)
+			case *mcp.ListResourceTemplatesParams:
+				return remote.ListResourceTemplates(ctx, p)
+			case *mcp.ReadResourceParams:
+				return remote.ReadResource(ctx, p)
 			}
 			return next(ctx, method, req)
 		}

@@ -72,12 +72,33 @@ export async function run(client, seen, era, connect) {
   const { kase } = env;
   let tools = [];
 
-  await check('capabilities: tools only, no listChanged, no logging', () => {
+  await check('capabilities: tools and resources, no listChanged, no logging', () => {
     const caps = client.getServerCapabilities();
     assert(caps?.tools, `no tools capability: ${JSON.stringify(caps)}`);
     assert(!caps.tools.listChanged, `tools.listChanged advertised: ${JSON.stringify(caps)}`);
     assert(!caps.logging, `logging advertised: ${JSON.stringify(caps)}`);
     return JSON.stringify(caps);
+  });
+
+  await check('resources: the bootstrap and the skill, listed and read; a forged cursor refused', async () => {
+    const caps = client.getServerCapabilities();
+    assert(caps?.resources, `no resources capability: ${JSON.stringify(caps)}`);
+    const { resources, nextCursor } = await client.listResources();
+    const uris = resources.map((r) => r.URI ?? r.uri);
+    assert(uris.includes('oml://skill') && uris.includes('skill://oml/SKILL.md'), `resources: ${JSON.stringify(uris)}`);
+    assert(!nextCursor, `a nextCursor on a short list: ${nextCursor}`);
+    const { resourceTemplates } = await client.listResourceTemplates();
+    assert(resourceTemplates.some((t) => t.uriTemplate === 'oml://kb/{workarea}/{+path}'), `templates: ${JSON.stringify(resourceTemplates)}`);
+    const read = await client.readResource({ uri: 'skill://oml/SKILL.md' });
+    assert(read.contents?.[0]?.text?.startsWith('---\nname: oml'), `SKILL.md: ${JSON.stringify(read).slice(0, 200)}`);
+    let refused = false;
+    try {
+      await client.listResources({ cursor: 'forged' });
+    } catch (e) {
+      refused = e?.code === -32602;
+    }
+    assert(refused, 'a forged cursor was not refused with -32602');
+    return `${uris.length} resources`;
   });
 
   await check('tools/list', async () => {

@@ -31,6 +31,7 @@ const instructions = "OML is a governed shared memory. What you write is held un
 type Tools struct {
 	server  *mcp.Server
 	names   map[string]bool
+	specs   map[string]ToolSpec
 	log     *slog.Logger
 	trailer *Trailer
 	limiter Limiter
@@ -53,9 +54,10 @@ func newTools(name string, log *slog.Logger, trailer *Trailer) *Tools {
 				// Advertise only what a stateless server delivers: the SDK's
 				// defaults add logging and tools.listChanged, and neither
 				// notification can reach a client without a session.
-				Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+				Capabilities: capabilities(),
 			}),
 		names:   map[string]bool{},
+		specs:   map[string]ToolSpec{},
 		log:     log,
 		trailer: trailer,
 	}
@@ -68,6 +70,15 @@ func newTools(name string, log *slog.Logger, trailer *Trailer) *Tools {
 		ReadOnly:    true, Idempotent: true,
 	}, func(context.Context, struct{}) (buildinfo.Info, error) { return buildinfo.Read(), nil })
 	return t
+}
+
+// capabilities are what the server advertises: tools, resources (no
+// subscriptions or list-changed notices: a stateless server cannot send
+// them), and the Skills extension, whose files are the skill:// resources.
+func capabilities() *mcp.ServerCapabilities {
+	c := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}}
+	c.AddExtension(skillExtension, map[string]any{"directories": []string{SkillDir}})
+	return c
 }
 
 // handler serves MCP over streamable HTTP in stateless JSON mode: no
@@ -231,6 +242,7 @@ func Add[In, Out any](t *Tools, spec ToolSpec, fn func(ctx context.Context, in I
 		return res, nil
 	})
 	t.names[spec.Name] = true
+	t.specs[spec.Name] = spec
 }
 
 // ErrorResult is the MCP form of a typed refusal.

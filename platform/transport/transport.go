@@ -137,6 +137,14 @@ func New(opts Options, modules ...Module) http.Handler {
 	}
 
 	guide := []byte(strings.ReplaceAll(guideTemplate, "{{URL}}", opts.PublicURL))
+	tools.addResources(guide)
+	// The bootstrap is public: an agent reads how to connect before it
+	// has a key (seed 002).
+	skill := SkillMarkdown(guide)
+	r.With(refuseBadURL).Get("/bootstrap/SKILL.md", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+		_, _ = w.Write(skill)
+	})
 	r.Route("/v1", func(r chi.Router) {
 		// A key is checked first (401 before anything else), then the URL:
 		// NUL or non-UTF-8 in a path or query never reaches a handler.
