@@ -81,6 +81,20 @@ func TestResources(t *testing.T) {
 	defer proxy.Close()
 	check("stdio proxy", proxy)
 
+	// resources/list is inside the panic guard and the key's rate limit.
+	limited := s.issueKey(t, "limited-1", "reader")
+	decode[map[string]any](t, s.do(t, "PUT", "/v1/quotas", s.AdminKey, map[string]any{"key_id": limited.KeyID, "requests_per_minute": 2}), 200)
+	lcs := s.mcpSession(t, limited.Token, "2026-07-28")
+	var limitErr error
+	for range 4 {
+		if _, limitErr = lcs.ListResources(t.Context(), nil); limitErr != nil {
+			break
+		}
+	}
+	if limitErr == nil || !strings.Contains(limitErr.Error(), "limit.rate") {
+		t.Fatalf("a limited key's resources/list: %v", limitErr)
+	}
+
 	resp, err := http.Get(s.URL + "/bootstrap/SKILL.md")
 	if err != nil {
 		t.Fatal(err)

@@ -36,10 +36,11 @@ global flags (before the command):
 
 commands:
   enrol --reason TEXT | --token T [--force]
-                                    ask --url to let this agent in (no key needed); waits for an
-                                    admin's decision in the inbox, then stores url and api_key in
-                                    ~/.config/oml/config.toml (mode 0600); --token waits again on
-                                    a request already made
+                                    ask the server (oml --url URL enrol …) to let this agent in, no
+                                    key needed; waits for an admin's decision in the inbox, then
+                                    stores url and api_key in $XDG_CONFIG_HOME/oml/config.toml or
+                                    ~/.config/oml/config.toml (mode 0600); --token waits again on a
+                                    request already made
   workarea create --parent ID|PATH --name NAME [--status S] [crew flags] [--idempotency-key K]
                                     create a child workarea (admin)
   workarea show ID|PATH             show a workarea, its children and your effective verbs

@@ -39,10 +39,13 @@ func (c *cli) mcpProxy(ctx context.Context, args []string) error {
 	}
 	// Tools and resources, as the server has them (the resources are
 	// forwarded below, held to the key like everything else).
-	opts := &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}}}
+	opts := &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}}
 	if init := remote.InitializeResult(); init != nil {
 		opts.Instructions = init.Instructions
 		if init.Capabilities != nil {
+			if init.Capabilities.Resources != nil {
+				opts.Capabilities.Resources = &mcp.ResourceCapabilities{}
+			}
 			for name, v := range init.Capabilities.Extensions {
 				settings, _ := v.(map[string]any)
 				opts.Capabilities.AddExtension(name, settings)
@@ -66,13 +69,26 @@ func (c *cli) mcpProxy(ctx context.Context, args []string) error {
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" && !known[p.Name] {
 				return forwardCall(ctx, remote, p.Name, p.Arguments)
 			}
+			// Resources are forwarded with fresh params: only the cursor
+			// or the URI travel, not the local client's _meta.
 			switch p := req.GetParams().(type) {
 			case *mcp.ListResourcesParams:
-				return remote.ListResources(ctx, p)
+				var cursor string
+				if p != nil {
+					cursor = p.Cursor
+				}
+				return remote.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 			case *mcp.ListResourceTemplatesParams:
-				return remote.ListResourceTemplates(ctx, p)
+				var cursor string
+				if p != nil {
+					cursor = p.Cursor
+				}
+				return remote.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 			case *mcp.ReadResourceParams:
-				return remote.ReadResource(ctx, p)
+				if p == nil {
+					break
+				}
+				return remote.ReadResource(ctx, &mcp.ReadResourceParams{URI: p.URI})
 			}
 			return next(ctx, method, req)
 		}

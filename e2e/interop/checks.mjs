@@ -84,7 +84,8 @@ export async function run(client, seen, era, connect) {
     const caps = client.getServerCapabilities();
     assert(caps?.resources, `no resources capability: ${JSON.stringify(caps)}`);
     const { resources, nextCursor } = await client.listResources();
-    const uris = resources.map((r) => r.URI ?? r.uri);
+    assert(!caps.resources.subscribe && !caps.resources.listChanged, `resources.subscribe or listChanged advertised: ${JSON.stringify(caps)}`);
+    const uris = resources.map((r) => r.uri);
     assert(uris.includes('oml://skill') && uris.includes('skill://oml/SKILL.md'), `resources: ${JSON.stringify(uris)}`);
     assert(!nextCursor, `a nextCursor on a short list: ${nextCursor}`);
     const { resourceTemplates } = await client.listResourceTemplates();

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Terminal returns s with every control character but newline and tab,
@@ -50,4 +51,17 @@ func needs(s string, terminal bool) bool {
 // isolates and marks) that reorder how the text around them displays.
 func isBidi(r rune) bool {
 	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F || r == 0x061C
+}
+
+// Clip is s cut to at most max bytes at a rune start, with "…" when cut:
+// what a refusal quotes of an input, never the whole of a large one.
+func Clip(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

@@ -32,6 +32,7 @@ type Tools struct {
 	server  *mcp.Server
 	names   map[string]bool
 	specs   map[string]ToolSpec
+	res     *resources // the resources, once New added them
 	log     *slog.Logger
 	trailer *Trailer
 	limiter Limiter
@@ -63,7 +64,7 @@ func newTools(name string, log *slog.Logger, trailer *Trailer) *Tools {
 	}
 	// recoverPanics comes first, so it is outermost and covers every method,
 	// tools/call and the other middleware included.
-	t.server.AddReceivingMiddleware(t.recoverPanics, t.limitRequests, t.refuseUnknownTools)
+	t.server.AddReceivingMiddleware(t.recoverPanics, t.limitRequests, t.refuseUnknownTools, t.serveResources)
 	Add(t, ToolSpec{
 		Name: "version", Title: "Server version",
 		Description: "Report the server version, for a connectivity check.",
@@ -72,12 +73,25 @@ func newTools(name string, log *slog.Logger, trailer *Trailer) *Tools {
 	return t
 }
 
+// serveResources answers resources/list and resources/read (resources.go),
+// innermost: inside the panic guard and the key's rate limit.
+func (t *Tools) serveResources(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if t.res != nil {
+			if res, ok, err := t.res.handle(ctx, method, req); ok {
+				return res, err
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
 // capabilities are what the server advertises: tools, resources (no
 // subscriptions or list-changed notices: a stateless server cannot send
 // them), and the Skills extension, whose files are the skill:// resources.
 func capabilities() *mcp.ServerCapabilities {
 	c := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}}
-	c.AddExtension(skillExtension, map[string]any{"directories": []string{SkillDir}})
+	c.AddExtension(skillExtension, map[string]any{"directories": []string{skillDir}})
 	return c
 }
 

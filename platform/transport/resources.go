@@ -2,9 +2,13 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,17 +17,26 @@ import (
 // The MCP resources (seed 002, "Resources"): the bootstrap, the
 // installable skill's files, and the knowledge base's pages by template.
 const (
-	SkillURI         = "oml://skill"
-	SkillDir         = "skill://oml/"
-	KBTemplate       = "oml://kb/{workarea}/{+path}"
+	skillURI         = "oml://skill"
+	skillDir         = "skill://oml/"
+	kbTemplate       = "oml://kb/{workarea}/{+path}"
 	kbPrefix         = "oml://kb/"
 	resourcesPage    = 100
+	maxResourceURI   = 2048
+	maxKBPath        = 512
 	skillExtension   = "io.modelcontextprotocol/skills"
 	skillFrontMatter = "---\nname: oml\ndescription: Use OML, a governed shared memory and coordination hub for agents: what you write is held until another identity ratifies it; recall, sessions, brains, the human's inbox.\n---\n\n"
 )
 
-// skillFiles are the skill's files under SkillDir, in listing order.
-var skillFiles = []string{"SKILL.md", "references/tools.md"}
+// staticResources are the resources every key lists, in listing order.
+var staticResources = []*mcp.Resource{
+	{URI: skillURI, Name: "oml-bootstrap", Title: "OML bootstrap", MIMEType: "text/markdown",
+		Description: "How to connect to this OML deployment and what to call first."},
+	{URI: skillDir + "SKILL.md", Name: "oml-skill", Title: "OML skill: SKILL.md", MIMEType: "text/markdown",
+		Description: "The OML skill: the agent guide under the skill's front matter."},
+	{URI: skillDir + "references/tools.md", Name: "oml-skill-tools", Title: "OML skill: references/tools.md", MIMEType: "text/markdown",
+		Description: "Every tool this deployment serves, with what it does."},
+}
 
 // resources serves the resources: the bootstrap and the skill (the agent
 // guide with this deployment's URL, and the tool catalog as it is now),
@@ -35,17 +48,21 @@ type resources struct {
 	tools *Tools
 }
 
+// addResources registers the resources and the template (the SDK then
+// advertises them and lists the template); list and read are answered by
+// handle, which Tools' receiving middleware runs inside the panic guard
+// and the rate limit.
 func (t *Tools) addResources(guide []byte) {
 	r := &resources{guide: guide, tools: t}
-	t.server.AddResource(&mcp.Resource{URI: SkillURI, Name: "oml-bootstrap", Title: "OML bootstrap",
-		Description: "How to connect to this OML deployment and what to call first.", MIMEType: "text/markdown"}, r.read)
-	for _, f := range skillFiles {
-		t.server.AddResource(&mcp.Resource{URI: SkillDir + f, Name: "oml-skill-" + strings.TrimSuffix(strings.ReplaceAll(f, "/", "-"), ".md"),
-			Title: "OML skill: " + f, MIMEType: "text/markdown"}, r.read)
+	for _, res := range staticResources {
+		t.server.AddResource(res, r.read)
 	}
-	t.server.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: KBTemplate, Name: "oml-kb-page", Title: "Knowledge base page",
-		Description: "A promoted knowledge base page of a workarea, by its path under /fs/ (each segment percent-encoded)."}, r.readKB)
-	t.server.AddReceivingMiddleware(r.list)
+	t.server.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: kbTemplate, Name: "oml-kb-page", Title: "Knowledge base page",
+		Description: "A promoted knowledge base page of a workarea, by its path under /fs/ (each segment percent-encoded)."},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return r.read(ctx, req)
+		})
+	t.res = r
 }
 
 // SkillMarkdown is the skill's SKILL.md: the agent guide under the
@@ -54,18 +71,39 @@ func SkillMarkdown(guide []byte) []byte {
 	return append([]byte(skillFrontMatter), guide...)
 }
 
+// notFound is resource-not-found with the URI in its data, JSON-encoded
+// whatever the URI holds.
+func notFound(uri string) error {
+	data, _ := json.Marshal(map[string]string{"uri": uri})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Resource not found", Data: data}
+}
+
+func invalidURI(why string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: why}
+}
+
+// read answers every resources/read.
 func (r *resources) read(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
+	if len(uri) > maxResourceURI {
+		return nil, invalidURI("a resource URI is at most 2048 bytes")
+	}
 	var text string
 	switch uri {
-	case SkillURI:
+	case skillURI:
 		text = string(r.guide)
-	case SkillDir + "SKILL.md":
+	case skillDir + "SKILL.md":
 		text = string(SkillMarkdown(r.guide))
-	case SkillDir + "references/tools.md":
+	case skillDir + "references/tools.md":
 		text = r.toolsReference()
 	default:
-		return nil, mcp.ResourceNotFoundError(uri)
+		if strings.HasPrefix(uri, kbPrefix) {
+			if _, _, err := parseKBURI(uri); err != nil {
+				return nil, invalidURI(err.Error())
+			}
+		}
+		// The knowledge base holds no page yet.
+		return nil, notFound(uri)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: text}}}, nil
 }
@@ -85,70 +123,67 @@ func (r *resources) toolsReference() string {
 	return b.String()
 }
 
-// readKB reads oml://kb/{workarea}/{path}: the knowledge base holds no
-// page yet, so a well-formed URI is resource-not-found, a malformed one
-// invalid params.
-func (r *resources) readKB(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	if _, _, err := ParseKBURI(req.Params.URI); err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-	}
-	return nil, mcp.ResourceNotFoundError(req.Params.URI)
-}
-
-// kbURIError is a URI under oml://kb/ that names no page.
-type kbURIError string
-
-func (e kbURIError) Error() string { return string(e) }
-
-// ParseKBURI splits oml://kb/{workarea}/{path} into the workarea and the
-// page's path under /fs/, each segment percent-decoded.
-func ParseKBURI(uri string) (workarea, path string, err error) {
+// parseKBURI splits oml://kb/{workarea}/{path} into the workarea and the
+// page's path under /fs/, each segment percent-decoded: valid UTF-8,
+// without control, format or separator characters, no empty, "." or ".."
+// segment, the path at most 512 bytes.
+func parseKBURI(uri string) (workarea, path string, err error) {
 	rest, ok := strings.CutPrefix(uri, kbPrefix)
 	if !ok {
-		return "", "", kbURIError("not a knowledge base URI: want " + KBTemplate)
+		return "", "", errors.New("not a knowledge base URI: want " + kbTemplate)
 	}
 	ws, p, ok := strings.Cut(rest, "/")
 	if !ok || ws == "" || p == "" {
-		return "", "", kbURIError("a knowledge base URI names a workarea and a page: " + KBTemplate)
+		return "", "", errors.New("a knowledge base URI names a workarea and a page: " + kbTemplate)
 	}
-	if workarea, err = url.PathUnescape(ws); err != nil || strings.Contains(workarea, "/") {
-		return "", "", kbURIError("the workarea segment is not percent-encoded correctly")
-	}
-	segs := strings.Split(p, "/")
+	segs := append([]string{ws}, strings.Split(p, "/")...)
 	for i, s := range segs {
 		d, err := url.PathUnescape(s)
-		if err != nil || d == "" || d == "." || d == ".." || strings.Contains(d, "/") {
-			return "", "", kbURIError("each path segment is one percent-encoded name (no empty, . or .. segment)")
+		if err != nil || d == "" || d == "." || d == ".." || strings.Contains(d, "/") || !utf8.ValidString(d) ||
+			strings.ContainsFunc(d, func(r rune) bool {
+				return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r)
+			}) {
+			return "", "", errors.New("each segment is one percent-encoded name (no empty, . or .. segment, no control characters)")
 		}
 		segs[i] = d
 	}
-	return workarea, "/fs/" + strings.Join(segs, "/"), nil
+	path = "/fs/" + strings.Join(segs[1:], "/")
+	if len(path) > maxKBPath {
+		return "", "", errors.New("a page's path is at most 512 bytes")
+	}
+	return segs[0], path, nil
 }
 
-// list serves resources/list (and every read under oml://kb/): the bootstrap and the skill first, then the
-// knowledge base's pages (none yet), resourcesPage at a time; a page's
-// nextCursor is the URI of its last resource, and a cursor that is not a
-// URI this listing gave is invalid params.
-func (r *resources) list(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		// Every oml://kb/ read is answered here, whether or not the SDK's
-		// template matcher would take the URI: one answer per URI.
-		if p, ok := req.GetParams().(*mcp.ReadResourceParams); ok && method == "resources/read" && p != nil && strings.HasPrefix(p.URI, kbPrefix) {
-			return r.readKB(ctx, &mcp.ReadResourceRequest{Params: p})
+// handle answers resources/list and resources/read: the bootstrap and the
+// skill first, then the knowledge base's pages (none yet),
+// resourcesPage at a time; a page's nextCursor is the URI of its last
+// resource, and a cursor that is not a URI this listing gave is invalid
+// params. A read of anything but the static resources gets its refusal
+// from read.
+func (r *resources) handle(ctx context.Context, method string, req mcp.Request) (mcp.Result, bool, error) {
+	switch p := req.GetParams().(type) {
+	case *mcp.ReadResourceParams:
+		if method != "resources/read" || p == nil {
+			return nil, false, nil
 		}
+		// The static resources go the SDK's way (which marks the result
+		// complete for every protocol era); every other URI is refused
+		// here, whatever the SDK's template matcher would do with it.
+		if slices.ContainsFunc(staticResources, func(x *mcp.Resource) bool { return x.URI == p.URI }) {
+			return nil, false, nil
+		}
+		_, err := r.read(ctx, &mcp.ReadResourceRequest{Params: p})
+		return nil, true, err
+	case *mcp.ListResourcesParams:
 		if method != "resources/list" {
-			return next(ctx, method, req)
+			return nil, false, nil
 		}
-		all := []*mcp.Resource{{URI: SkillURI, Name: "oml-bootstrap", Title: "OML bootstrap", MIMEType: "text/markdown"}}
-		for _, f := range skillFiles {
-			all = append(all, &mcp.Resource{URI: SkillDir + f, Name: "oml-skill-" + strings.TrimSuffix(strings.ReplaceAll(f, "/", "-"), ".md"),
-				Title: "OML skill: " + f, MIMEType: "text/markdown"})
-		}
+		all := staticResources
 		start := 0
-		if p, ok := req.GetParams().(*mcp.ListResourcesParams); ok && p != nil && p.Cursor != "" {
+		if p != nil && p.Cursor != "" {
 			i := slices.IndexFunc(all, func(x *mcp.Resource) bool { return x.URI == p.Cursor })
 			if i < 0 {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "cursor: not one this listing gave (a nextCursor is the URI of a page's last resource)"}
+				return nil, true, invalidURI("cursor: not one this listing gave (a nextCursor is the URI of a page's last resource)")
 			}
 			start = i + 1
 		}
@@ -158,6 +193,7 @@ func (r *resources) list(next mcp.MethodHandler) mcp.MethodHandler {
 		if end < len(all) {
 			out.NextCursor = all[end-1].URI
 		}
-		return out, nil
+		return out, true, nil
 	}
+	return nil, false, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/ids"
 	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/textsafe"
 )
 
 // Enrolment is one self-service request to join the tenant open to
@@ -278,7 +279,7 @@ func (e *Enroller) Decide(ctx context.Context, enrolment string, approve bool, r
 	if approve {
 		var ok bool
 		if r, ok = domain.ParseRole(role); !ok || (r != domain.RoleReader && r != domain.RoleWriter && r != domain.RoleDreamer) {
-			return errs.New(errs.Validation, ruleEnrolRole, "role %q: an approval names reader, writer or dreamer", clipped(role))
+			return errs.New(errs.Validation, ruleEnrolRole, "role %q: an approval names reader, writer or dreamer", textsafe.Clip(role, 64))
 		}
 		if len(grants) > 20 {
 			return errs.Invalid("grants: at most 20, got %d", len(grants))
@@ -354,12 +355,4 @@ func (e *Enroller) Sweep(ctx context.Context, limit int) (int, error) {
 		return err
 	})
 	return n, err
-}
-
-// clipped is s for a message: at most 64 bytes.
-func clipped(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	return s[:64] + "…"
 }

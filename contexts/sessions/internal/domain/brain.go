@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/textsafe"
 )
 
 // A session brain's bounds (seed 002: one value at most 4 MiB).
@@ -33,7 +34,6 @@ const Absent = "absent"
 
 // Rules named by brain refusals.
 const (
-	RuleBrainOwner   = "a session brain is its owner's private working state: only the owner reads and writes it (issue 15)"
 	RuleBrainVersion = "a conditional write applies only while the stored bytes still hash to if_version (seed 002)"
 	RuleBrainSize    = "one brain value is at most 4 MiB, refused before anything is stored (seed 002)"
 )
@@ -76,7 +76,7 @@ func CheckStore(store string, required bool) error {
 	case StoreProject:
 		return errs.Invalid("store \"project\": the knowledge base is not available on this deployment yet; use store \"session\"")
 	}
-	return errs.Invalid("store %q: want \"session\"", clip(store))
+	return errs.Invalid("store %q: want \"session\"", textsafe.Clip(store, 64))
 }
 
 // CheckPath validates a brain path: /fs/… or /kv/…, at most 512 bytes of
@@ -89,7 +89,7 @@ func CheckPath(path string) error {
 	case !utf8.ValidString(path):
 		return errs.Invalid("path: not valid UTF-8")
 	case !strings.HasPrefix(path, NamespaceFS) && !strings.HasPrefix(path, NamespaceKV):
-		return errs.Invalid("path %q: brain paths start with %s (files) or %s (key-value)", clip(path), NamespaceFS, NamespaceKV)
+		return errs.Invalid("path %q: brain paths start with %s (files) or %s (key-value)", textsafe.Clip(path, 64), NamespaceFS, NamespaceKV)
 	case strings.HasSuffix(path, "/"):
 		return errs.Invalid("path %q: names a directory; name an entry", path)
 	case strings.ContainsFunc(path, badRune):
@@ -112,7 +112,7 @@ func CheckPrefix(prefix string) error {
 	case len(prefix) > MaxBrainPath || !utf8.ValidString(prefix):
 		return errs.Invalid("prefix: at most %d bytes of UTF-8", MaxBrainPath)
 	case !strings.HasPrefix(prefix, NamespaceFS) && !strings.HasPrefix(prefix, NamespaceKV):
-		return errs.Invalid("prefix %q: start with %s or %s", clip(prefix), NamespaceFS, NamespaceKV)
+		return errs.Invalid("prefix %q: start with %s or %s", textsafe.Clip(prefix, 64), NamespaceFS, NamespaceKV)
 	case strings.ContainsFunc(prefix, badRune):
 		return errs.Invalid("prefix: no control, format or separator characters")
 	}
@@ -131,19 +131,6 @@ func CheckUsage(entries, bytesAfter int64, newEntry bool) error {
 			"the brain would hold %d bytes: delete or shrink entries first", bytesAfter)
 	}
 	return nil
-}
-
-// clip is s for a message: at most 64 bytes of it, so a refusal never
-// echoes a large input back.
-func clip(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	cut := 64
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // badRune is a rune no path or prefix holds: control, format (bidi
@@ -171,7 +158,7 @@ func CheckIfVersion(v string) error {
 	}
 	hexPart, ok := strings.CutPrefix(v, "sha256:")
 	if !ok || len(hexPart) != 64 || strings.ToLower(hexPart) != hexPart {
-		return errs.Invalid("if_version %q: want a version a read returned (sha256:<64 lowercase hex>) or \"absent\"", clip(v))
+		return errs.Invalid("if_version %q: want a version a read returned (sha256:<64 lowercase hex>) or \"absent\"", textsafe.Clip(v, 64))
 	}
 	if _, err := hex.DecodeString(hexPart); err != nil {
 		return errs.Invalid("if_version %q: not hex", v)

@@ -1,7 +1,8 @@
 // Package domain holds the sessions context's rules: what a session is,
 // who owns it, and how it changes hands (start, resume, end with a handoff
-// note, adopt an ended one, fork a running one, reassign). It imports the
-// standard library and platform/errs only.
+// note, adopt an ended one, fork a running one, reassign), and what a
+// session brain holds (paths, versions, bounds). It imports the standard
+// library and platform/{errs,textsafe} only.
 package domain
 
 import (

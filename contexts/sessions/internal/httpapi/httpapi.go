@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/omlhub/oml/contexts/sessions/internal/app"
+	"github.com/omlhub/oml/contexts/sessions/internal/domain"
 	"github.com/omlhub/oml/contexts/sessions/internal/wire"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/transport"
@@ -39,11 +40,11 @@ func (h *Handlers) brainDelete(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := chi.URLParam(r, "id")
-	s, err := h.svc.BrainDelete(r.Context(), app.BrainRef{Store: "session", Session: id}, q["path"], q["if_version"])
+	s, err := h.svc.BrainDelete(r.Context(), app.BrainRef{Store: domain.StoreSession, Session: id}, q["path"], q["if_version"])
 	if err != nil {
 		return err
 	}
-	transport.WriteJSON(w, http.StatusOK, wire.BrainDeleteOut{Store: "session", SessionID: s.ID, Path: q["path"], Deleted: true})
+	transport.WriteJSON(w, http.StatusOK, wire.BrainDeleteOut{Store: domain.StoreSession, SessionID: s.ID, Path: q["path"], Deleted: true})
 	return nil
 }
 
