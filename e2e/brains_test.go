@@ -38,6 +38,9 @@ func TestBrains(t *testing.T) {
 	if !v1.Created || v1.SessionID != run.SessionID || !strings.HasPrefix(v1.Version, "sha256:") {
 		t.Fatalf("first put: %+v", v1)
 	}
+	if feed, _ := callTool(t, writer, "feed_read", map[string]any{"workarea": tm.crew.ID, "since": 0}); strings.Contains(string(feed), "brain.") {
+		t.Fatalf("a brain write reached the feed: %s", feed)
+	}
 	got := toolJSON[brainEntry](t, writer, "brain_get", map[string]any{"path": "/fs/RECOVERY.md"})
 	if got.Content != "step 1" || got.Version != v1.Version || got.Type != "file" {
 		t.Fatalf("get: %+v", got)

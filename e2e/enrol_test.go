@@ -178,7 +178,10 @@ func TestEnrolmentBounds(t *testing.T) {
 	if r := closed.do(t, "POST", "/v1/enrol", "", map[string]any{"reason": "hello"}); r.Status != 404 {
 		t.Fatalf("a closed deployment: %d %s", r.Status, r.Body)
 	}
-	if r := closed.do(t, "GET", "/v1/enrol/status", "oml_k_nope", nil); r.Status != 401 {
+	if r := closed.do(t, "GET", "/v1/enrol/status", "oml_k_nope", nil); r.Status != 404 {
+		t.Fatalf("status on a closed deployment: %d %s", r.Status, r.Body)
+	}
+	if r := s.do(t, "GET", "/v1/enrol/status", "oml_k_nope", nil); r.Status != 401 {
 		t.Fatalf("status with a bad token: %d %s", r.Status, r.Body)
 	}
 }

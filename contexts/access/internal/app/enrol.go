@@ -234,6 +234,9 @@ type EnrolStatus struct {
 // malformed token, and one whose request was abandoned, answer exactly as
 // an invalid key does.
 func (e *Enroller) Status(ctx context.Context, token string) (EnrolStatus, error) {
+	if e.cfg.Tenant == "" {
+		return EnrolStatus{}, errs.New(errs.NotFound, ruleEnrolClosed, "this deployment is not open to self-service enrolment")
+	}
 	selector, verifier, ok := domain.ParseToken(token)
 	if !ok {
 		return EnrolStatus{}, badKey()

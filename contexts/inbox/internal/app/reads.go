@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/omlhub/oml/contexts/inbox/internal/domain"
 	"github.com/omlhub/oml/platform/auth"
@@ -203,7 +204,9 @@ func (s *Service) Feed(ctx context.Context, q domain.FeedQuery) (FeedPage, error
 }
 
 func visibleInFeed(e journal.Stored, callerKey string, fence scope.Fence, q domain.FeedQuery) bool {
-	if !domain.Visible(eventOf(e), callerKey, true, fence) {
+	// A brain's writes are its owner's working state, not coordination:
+	// in the owner's tail, never in a feed.
+	if strings.HasPrefix(e.Type, "brain.") || !domain.Visible(eventOf(e), callerKey, true, fence) {
 		return false
 	}
 	if q.Kind != "" && domain.KindOf(e.Type) != q.Kind {
