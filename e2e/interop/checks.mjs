@@ -132,6 +132,15 @@ export async function run(client, seen, era, connect) {
     refusal(res, 'access.not_found');
   });
 
+  await check('brain refusals reach the caller typed (knowledge base not available, a foreign session, a NUL in a path)', async () => {
+    const project = await client.callTool({ name: 'brain_put', arguments: { store: 'project', path: '/fs/a.md', content: 'x' } });
+    refusal(project, 'request.validation');
+    const foreign = await client.callTool({ name: 'brain_get', arguments: { session: 'ses_01JB2XCQ4T8Z9K2M5P7R1VH3ND', path: '/fs/a.md' } });
+    refusal(foreign, 'access.not_found');
+    const nul = await client.callTool({ name: 'brain_get', arguments: { session: 'ses_01JB2XCQ4T8Z9K2M5P7R1VH3ND', path: '/fs/a\u0000b' } });
+    refusal(nul, 'request.validation');
+  });
+
   await check('missing required field is request.validation naming it', async () => {
     const res = await client.callTool({ name: 'oml_remember', arguments: { workarea: kase.scope, text: 'no claim key' } });
     const e = refusal(res, 'request.validation');

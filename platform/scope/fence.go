@@ -22,3 +22,16 @@ func (f Fence) IDs() []string {
 	}
 	return f
 }
+
+// ProvenanceSimulation marks a simulation's rows in every answer that shows
+// one (D10).
+const ProvenanceSimulation = "simulation"
+
+// Provenance is a row's provenance as answers show it: "simulation" for a
+// row of a simulation, "" (omitted) otherwise.
+func Provenance(simulation string) string {
+	if simulation == "" {
+		return ""
+	}
+	return ProvenanceSimulation
+}

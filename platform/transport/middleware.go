@@ -192,7 +192,7 @@ func authenticate(a Authenticator) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r.WithContext(auth.With(r.Context(), c)))
 				return
 			}
-			token, ok := bearer(r.Header.Get("Authorization"))
+			token, ok := Bearer(r.Header.Get("Authorization"))
 			if !ok {
 				Error(w, r, errs.New(errs.AuthMissing, "every call presents a bearer key; there is no anonymous call",
 					"send Authorization: Bearer <key>"))
@@ -223,7 +223,9 @@ func AsCaller(ctx context.Context, c auth.Caller) context.Context {
 	return context.WithValue(ctx, asCallerKey{}, c)
 }
 
-func bearer(h string) (string, bool) {
+// Bearer returns the token of an Authorization header "Bearer <token>"
+// (the scheme case-insensitive); ok is false when there is none.
+func Bearer(h string) (token string, ok bool) {
 	scheme, token, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return "", false

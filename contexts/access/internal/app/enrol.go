@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"sync"
 	"time"
@@ -75,18 +74,13 @@ type Enroller struct {
 	cfg   EnrolConfig
 
 	mu     sync.Mutex
-	peers  map[string]*peerBucket
+	peers  map[string]*bucket
 	pruned time.Time
 }
 
 // maxPeers bounds the peer buckets a replica keeps; past it, once the
 // full ones are forgotten, new peers are refused (fail closed).
 const maxPeers = 100_000
-
-type peerBucket struct {
-	tokens float64
-	at     time.Time
-}
 
 // NewEnroller returns the enroller.
 func NewEnroller(svc *Service, store Enrolments, inbox EnrolInbox, cfg EnrolConfig) *Enroller {
@@ -99,7 +93,7 @@ func NewEnroller(svc *Service, store Enrolments, inbox EnrolInbox, cfg EnrolConf
 	if cfg.PerHour <= 0 {
 		cfg.PerHour = 10
 	}
-	return &Enroller{svc: svc, store: store, inbox: inbox, cfg: cfg, peers: map[string]*peerBucket{}}
+	return &Enroller{svc: svc, store: store, inbox: inbox, cfg: cfg, peers: map[string]*bucket{}}
 }
 
 // The rules enrolment refusals name.
@@ -189,19 +183,20 @@ func (e *Enroller) Enrol(ctx context.Context, reason, peer string) (Enrolled, er
 	return Enrolled{RequestID: en.ID, Token: tok.Plain, ExpiresAt: en.ExpiresAt}, err
 }
 
-// takePeer takes one of peer's requests: PerHour an hour, on this replica.
+// takePeer takes one of peer's requests: PerHour an hour, on this replica
+// (a token bucket, as the quotas'). Past maxPeers buckets, once the full
+// ones are forgotten (at most once a minute), new peers are refused.
 func (e *Enroller) takePeer(peer string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.svc.now()
-	capacity, rate := float64(e.cfg.PerHour), float64(e.cfg.PerHour)/3600
+	capacity := float64(e.cfg.PerHour)
 	b := e.peers[peer]
 	if b == nil {
 		if len(e.peers) >= maxPeers && now.Sub(e.pruned) > time.Minute {
-			// Forget the full buckets, at most once a minute.
 			e.pruned = now
 			for p, x := range e.peers {
-				if x.tokens+now.Sub(x.at).Seconds()*rate >= capacity {
+				if x.tokens+now.Sub(x.at).Seconds()*x.rate >= capacity {
 					delete(e.peers, p)
 				}
 			}
@@ -209,16 +204,12 @@ func (e *Enroller) takePeer(peer string) error {
 		if len(e.peers) >= maxPeers {
 			return errs.Retry(errs.LimitRate, ruleEnrolRate, time.Minute, "too many addresses are asking at once; retry in 60 s")
 		}
-		b = &peerBucket{tokens: capacity, at: now}
+		b = &bucket{capacity: capacity, rate: capacity / 3600, tokens: capacity, at: now}
 		e.peers[peer] = b
 	}
-	b.tokens = math.Min(capacity, b.tokens+now.Sub(b.at).Seconds()*rate)
-	b.at = now
-	if b.tokens < 1 {
-		wait := time.Duration((1 - b.tokens) / rate * float64(time.Second))
-		return errs.Retry(errs.LimitRate, ruleEnrolRate, wait, "this address may ask %d times an hour; retry in %d s", e.cfg.PerHour, int(math.Ceil(wait.Seconds())))
+	if wait, ok := b.take(now); !ok {
+		return errs.Retry(errs.LimitRate, ruleEnrolRate, wait, "this address may ask %d times an hour; retry in %d s", e.cfg.PerHour, seconds(wait))
 	}
-	b.tokens--
 	return nil
 }
 
@@ -298,8 +289,11 @@ func (e *Enroller) Decide(ctx context.Context, enrolment string, approve bool, r
 		return fmt.Errorf("load enrolment: %w", err)
 	}
 	now := e.svc.now().UTC().Truncate(time.Microsecond)
-	if en.Status != "pending" || !now.Before(en.ExpiresAt) {
-		return errs.New(errs.InboxConflict, ruleEnrolDecided, "enrolment request %s is %s", en.ID, map[bool]string{true: en.Status, false: "abandoned"}[en.Status != "pending"])
+	if en.Status != "pending" {
+		return errs.New(errs.InboxConflict, ruleEnrolDecided, "enrolment request %s is %s", en.ID, en.Status)
+	}
+	if !now.Before(en.ExpiresAt) {
+		return errs.New(errs.InboxConflict, ruleEnrolDecided, "enrolment request %s was abandoned at %s", en.ID, en.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	en.DecidedAt, en.Note = &now, note
 	if !approve {

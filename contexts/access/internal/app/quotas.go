@@ -226,8 +226,10 @@ func (l *Limiter) full(per int) *bucket {
 
 // take refills b for the time since it was last used and takes a token;
 // when there is none it says how long until there is.
-func (l *Limiter) take(b *bucket) (time.Duration, bool) {
-	now := l.now()
+func (l *Limiter) take(b *bucket) (time.Duration, bool) { return b.take(l.now()) }
+
+// take is Limiter.take at now (enrolment's per-peer buckets use it too).
+func (b *bucket) take(now time.Time) (time.Duration, bool) {
 	b.tokens = math.Min(b.capacity, b.tokens+now.Sub(b.at).Seconds()*b.rate)
 	b.at = now
 	if b.tokens >= 1 {

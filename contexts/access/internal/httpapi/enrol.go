@@ -64,11 +64,16 @@ func (h *Enrol) enrol(w http.ResponseWriter, r *http.Request) error {
 // after N seconds (at most 30). At most maxWaiters polls wait at once on
 // a replica; past that one is refused, retryable.
 func (h *Enrol) status(w http.ResponseWriter, r *http.Request) error {
-	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+	token, ok := transport.Bearer(r.Header.Get("Authorization"))
+	if !ok {
 		return errs.New(errs.AuthMissing, "every call presents a bearer key; there is no anonymous call", "send Authorization: Bearer <the pending token>")
 	}
-	token = strings.TrimSpace(token)
+	// The token first (401 before anything else, like every key), then
+	// the query.
+	st, err := h.e.Status(r.Context(), token)
+	if err != nil {
+		return err
+	}
 	q, err := transport.Query(r, "wait")
 	if err != nil {
 		return err
@@ -79,10 +84,6 @@ func (h *Enrol) status(w http.ResponseWriter, r *http.Request) error {
 	}
 	if secs < 0 || secs > int(MaxStatusWait/time.Second) {
 		return errs.Invalid("wait: 0–%d seconds, got %d", int(MaxStatusWait/time.Second), secs)
-	}
-	st, err := h.e.Status(r.Context(), token)
-	if err != nil {
-		return err
 	}
 	if st.Status == "pending" && secs > 0 {
 		select {

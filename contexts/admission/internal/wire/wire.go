@@ -13,6 +13,7 @@ import (
 	"github.com/omlhub/oml/contexts/admission/internal/domain"
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/idempotency"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // AttachmentRef names a completed upload session.
@@ -178,22 +179,14 @@ func toSubmitted(r app.Receipt) Submitted {
 		return Submitted{Learn: &LearnOut{
 			ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: string(c.Kind),
 			State: string(c.State), LineageDeclared: r.LineageDeclared,
-			Provenance: Provenance(c.SimulationID), SimulationID: c.SimulationID,
+			Provenance: scope.Provenance(c.SimulationID), SimulationID: c.SimulationID,
 		}}
 	}
 	return Submitted{Remember: &RememberOut{
 		ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, State: string(c.State),
 		Workarea: c.WorkareaID, AttachmentsBound: r.AttachmentsBound,
-		Provenance: Provenance(c.SimulationID), SimulationID: c.SimulationID,
+		Provenance: scope.Provenance(c.SimulationID), SimulationID: c.SimulationID,
 	}}
-}
-
-// Provenance is "simulation" for a row of a simulation (D10), else "".
-func Provenance(simulation string) string {
-	if simulation == "" {
-		return ""
-	}
-	return "simulation"
 }
 
 // MyWorkIn is the input of oml_my_work.
@@ -229,7 +222,7 @@ func ToMyWork(p app.MinePage) MyWorkOut {
 	out := MyWorkOut{Items: make([]WorkItem, len(p.Items))}
 	for i, c := range p.Items {
 		item := WorkItem{ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: string(c.Kind), State: string(c.State),
-			SubmittedAt: c.SubmittedAt.UTC(), PromotedAt: utc(c.PromotedAt), Provenance: Provenance(c.SimulationID), SimulationID: c.SimulationID}
+			SubmittedAt: c.SubmittedAt.UTC(), PromotedAt: utc(c.PromotedAt), Provenance: scope.Provenance(c.SimulationID), SimulationID: c.SimulationID}
 		if c.State == domain.StateHeld {
 			t := c.HeldExpiresAt.UTC()
 			item.HeldExpiresAt = &t
@@ -286,7 +279,7 @@ func ToArtifact(c domain.Claim, parents []string, author bool) Artifact {
 		ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: string(c.Kind), State: string(c.State),
 		Workarea: c.WorkareaID, DerivesFrom: orEmpty(parents), Supersedes: c.Supersedes, Attachments: ToAttachments(c.Attachments),
 		SelfSigned: c.SelfSigned, SubmittedAt: c.SubmittedAt.UTC(), PromotedAt: utc(c.PromotedAt),
-		Provenance: Provenance(c.SimulationID), SimulationID: c.SimulationID,
+		Provenance: scope.Provenance(c.SimulationID), SimulationID: c.SimulationID,
 		Envelope: json.RawMessage(c.Envelope), Signature: base64.StdEncoding.EncodeToString(c.Signature),
 	}
 	if c.State != domain.StateErased {

@@ -69,7 +69,7 @@ type Brief struct {
 
 // audit are the event families the brief leaves out: administration and
 // the review trail, not work.
-var audit = []string{"grant.", "key.", "ban.", "tenant.", "attachment.", "review.", "policy.", "brain."}
+var audit = []string{"grant.", "key.", "ban.", "tenant.", "attachment.", "review.", "policy."}
 
 // SessionBrief briefs the caller on a workarea in one read that makes no
 // record and moves no feed cursor (seed 002, "The session brief"): the
@@ -140,7 +140,7 @@ func (s *Service) SessionBrief(ctx context.Context, ref string) (Brief, error) {
 	var ranked []domain.BriefEvent
 	for _, it := range open {
 		// An enrolment request is the tenant's admins' alone.
-		if it.WorkareaID != w.ID || (it.Kind == domain.KindEnrolRequest && !w.Admin) {
+		if it.WorkareaID != w.ID || !it.ShownTo(w.Reader, w.Admin) {
 			continue
 		}
 		skip[it.ID] = true
@@ -150,7 +150,7 @@ func (s *Service) SessionBrief(ctx context.Context, ref string) (Brief, error) {
 		ranked = append(ranked, domain.BriefEvent{Seq: it.Seq, At: it.CreatedAt, Open: true, Own: it.AskerPrincipalID == c.PrincipalID})
 	}
 	for _, e := range window {
-		if skip[e.ID] || slices.ContainsFunc(audit, func(p string) bool { return strings.HasPrefix(e.Type, p) }) {
+		if skip[e.ID] || domain.WorkingState(e.Type) || slices.ContainsFunc(audit, func(p string) bool { return strings.HasPrefix(e.Type, p) }) {
 			continue
 		}
 		if _, dup := entries[e.Seq]; dup {

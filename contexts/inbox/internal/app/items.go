@@ -234,7 +234,7 @@ func (s *Service) item(ctx context.Context, tenant, id string, lock bool) (domai
 		return it, Workarea{}, fmt.Errorf("read inbox item: %w", err)
 	}
 	w, err := s.Access.Workarea(ctx, it.WorkareaID)
-	if errs.Is(err, errs.NotFound) || (err == nil && (!w.Reader || (it.Kind == domain.KindEnrolRequest && !w.Admin))) {
+	if errs.Is(err, errs.NotFound) || (err == nil && !it.ShownTo(w.Reader, w.Admin)) {
 		return it, w, notFound("inbox item")
 	}
 	return it, w, err

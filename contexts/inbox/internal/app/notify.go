@@ -226,7 +226,7 @@ func (s *Service) drainSubscriptions(ctx context.Context, c auth.Caller, out *[]
 			}
 			d := eventOf(e)
 			w, known := ws[e.Workarea]
-			if known && w.Reader && e.Workarea != "" && sub.Matches(d, w.IDPath, me) && domain.Visible(d, c.KeyID, true, fence) {
+			if known && w.Reader && e.Workarea != "" && !domain.WorkingState(e.Type) && sub.Matches(d, w.IDPath, me) && domain.Visible(d, c.KeyID, true, fence) {
 				*out = append(*out, domain.EventNotice(d, e.ID, e.At))
 			}
 			seq = e.Seq

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/omlhub/oml/contexts/inbox/internal/domain"
 	"github.com/omlhub/oml/platform/auth"
@@ -89,8 +88,7 @@ func (s *Service) Inbox(ctx context.Context, q InboxQuery) (InboxPage, error) {
 			} else {
 				f.After, page.NextSince, scanned = it.Seq, it.Seq, scanned+1
 			}
-			// An enrolment request is its tenant's admins' alone.
-			if w := ws[it.WorkareaID]; w.Reader && (it.Kind != domain.KindEnrolRequest || w.Admin) {
+			if w := ws[it.WorkareaID]; it.ShownTo(w.Reader, w.Admin) {
 				page.Items = append(page.Items, it)
 			}
 		}
@@ -204,9 +202,7 @@ func (s *Service) Feed(ctx context.Context, q domain.FeedQuery) (FeedPage, error
 }
 
 func visibleInFeed(e journal.Stored, callerKey string, fence scope.Fence, q domain.FeedQuery) bool {
-	// A brain's writes are its owner's working state, not coordination:
-	// in the owner's tail, never in a feed.
-	if strings.HasPrefix(e.Type, "brain.") || !domain.Visible(eventOf(e), callerKey, true, fence) {
+	if domain.WorkingState(e.Type) || !domain.Visible(eventOf(e), callerKey, true, fence) {
 		return false
 	}
 	if q.Kind != "" && domain.KindOf(e.Type) != q.Kind {

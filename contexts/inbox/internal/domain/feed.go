@@ -46,6 +46,11 @@ func KindOf(eventType string) string {
 	return "system"
 }
 
+// WorkingState reports an event about its actor's own working state (a
+// session brain's writes): in the actor's events tail, never in a feed, a
+// brief or a notification, which carry coordination.
+func WorkingState(eventType string) bool { return strings.HasPrefix(eventType, "brain.") }
+
 // CheckKindFilter refuses a feed_read kind outside the families.
 func CheckKindFilter(kind string) error {
 	if kind == "" {

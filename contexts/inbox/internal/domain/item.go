@@ -151,6 +151,13 @@ type Item struct {
 	Seq                int64
 }
 
+// ShownTo reports whether a key with this access to the item's workarea
+// sees the item at all: a reader does, except an enrolment request, which
+// is its admins' alone.
+func (it Item) ShownTo(reader, admin bool) bool {
+	return reader && (it.Kind != KindEnrolRequest || admin)
+}
+
 // RuleResolved is the rule a second resolution is refused by.
 const RuleResolved = "an inbox item is resolved once: whichever of the answer, the decision or the deadline lands first wins"
 

@@ -64,3 +64,14 @@ func TestNewDeadline(t *testing.T) {
 		}
 	}
 }
+
+func TestItemShownTo(t *testing.T) {
+	t.Parallel()
+	q, enrol := domain.Item{Kind: domain.KindQuestion}, domain.Item{Kind: domain.KindEnrolRequest}
+	if !q.ShownTo(true, false) || q.ShownTo(false, true) || enrol.ShownTo(true, false) || !enrol.ShownTo(true, true) {
+		t.Fatal("ShownTo: a reader sees questions, only an admin sees enrolment requests, nobody else sees either")
+	}
+	if !domain.WorkingState("brain.put") || domain.WorkingState("feed.signal") || domain.WorkingState("session.start") {
+		t.Fatal("WorkingState")
+	}
+}

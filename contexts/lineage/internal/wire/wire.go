@@ -5,6 +5,7 @@ package wire
 import (
 	"github.com/omlhub/oml/contexts/lineage/internal/app"
 	"github.com/omlhub/oml/contexts/lineage/internal/domain"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // ProposeIn is the input of oml_relate_propose and POST /v1/edges.
@@ -89,10 +90,7 @@ func ToGraphOut(g app.Graph) GraphOut {
 	}
 	for i, c := range g.Claims {
 		out.Claims[i] = Claim{ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: c.Kind, State: c.State, Workarea: c.WorkareaID,
-			SimulationID: c.SimulationID}
-		if c.SimulationID != "" {
-			out.Claims[i].Provenance = "simulation"
-		}
+			Provenance: scope.Provenance(c.SimulationID), SimulationID: c.SimulationID}
 	}
 	for i, e := range g.Edges {
 		out.Edges[i] = Edge{Kind: e.Kind, Label: e.Label, From: e.From, To: e.To, State: e.State, EdgeID: e.EdgeID}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/omlhub/oml/contexts/retrieval/internal/app"
 	"github.com/omlhub/oml/contexts/retrieval/internal/domain"
+	"github.com/omlhub/oml/platform/scope"
 )
 
 // RecallIn is the input of oml_recall and POST /v1/recall.
@@ -56,16 +57,6 @@ type Hit struct {
 	SimulationID string `json:"simulation_id,omitempty"`
 }
 
-// ProvenanceSimulation marks a simulation's rows (D10).
-const ProvenanceSimulation = "simulation"
-
-func provenance(simulation string) string {
-	if simulation == "" {
-		return ""
-	}
-	return ProvenanceSimulation
-}
-
 // RecallOut is the output of oml_recall: steering first, then hits.
 type RecallOut struct {
 	Steering []Steering `json:"steering"`
@@ -77,7 +68,7 @@ func ToRecallOut(r app.Result) RecallOut {
 	out := RecallOut{Steering: make([]Steering, len(r.Steering)), Hits: make([]Hit, len(r.Hits))}
 	for i, s := range r.Steering {
 		out.Steering[i] = Steering{ArtifactID: s.Entry.ArtifactID, Kind: s.Entry.Kind, Text: s.Entry.Text, WorkareaPath: s.WorkareaPath,
-			Provenance: provenance(s.Entry.SimulationID), SimulationID: s.Entry.SimulationID}
+			Provenance: scope.Provenance(s.Entry.SimulationID), SimulationID: s.Entry.SimulationID}
 	}
 	for i, h := range r.Hits {
 		e := h.Entry
@@ -85,7 +76,7 @@ func ToRecallOut(r app.Result) RecallOut {
 			ArtifactID: e.ArtifactID, ClaimKey: e.ClaimKey, Version: e.Version, State: "promoted",
 			Score: math.Round(h.Score*10000) / 10000, Text: e.Text, WorkareaPath: h.WorkareaPath,
 			PromotedAt: e.PromotedAt.UTC(), Attachments: make([]Attachment, len(e.Attachments)),
-			Provenance: provenance(e.SimulationID), SimulationID: e.SimulationID,
+			Provenance: scope.Provenance(e.SimulationID), SimulationID: e.SimulationID,
 		}
 		for j, a := range e.Attachments {
 			hit.Attachments[j] = Attachment(a)
