@@ -89,7 +89,6 @@ func TestBrains(t *testing.T) {
 	}
 	for name, args := range map[string]map[string]any{
 		"no store":           {"path": "/fs/a", "content": "x"},
-		"the knowledge base": {"store": "project", "path": "/fs/a", "content": "x"},
 		"outside namespaces": {"store": "session", "path": "/etc/passwd", "content": "x"},
 		"a bad if_version":   {"store": "session", "path": "/fs/a", "content": "x", "if_version": "v1"},
 	} {

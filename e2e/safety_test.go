@@ -208,6 +208,8 @@ func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
 	}
 	s.grant(t, tm.writer.KeyID, "universe.procurement", "dreamer.propose", "allow")
 	other := tm.promote(t, tm.author2, tm.reviewer, tm.crew.ID, "other", "Another supplier quoted 420 USD/t.")
+	page := decode[kbPage](t, s.do(t, "PUT", "/v1/kb", tm.author2.Token, map[string]any{"workarea": tm.crew.ID, "path": "/fs/plan.md", "content": "plan"}), 202)
+	decode[map[string]any](t, s.approveNext(t, tm.reviewer.Token, page.ArtifactID), 200)
 	asked := toolJSON[struct {
 		QuestionID string `json:"question_id"`
 	}](t, s.mcpSession(t, tm.author2.Token, "2025-11-25"), "question_post", map[string]any{"workarea": tm.crew.ID, "body": "Which supplier?"})
@@ -227,6 +229,8 @@ func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
 		"brain_get":          {"session": pre.SessionID, "path": "/fs/RECOVERY.md"},
 		"brain_put":          {"store": "session", "session": pre.SessionID, "path": "/kv/step", "content": "2"},
 		"brain_list":         {"session": pre.SessionID, "prefix": "/fs/"},
+		"brain_history":      {"workarea": tm.crew.ID, "path": "/fs/plan.md"},
+		"brain_revert":       {"workarea": tm.crew.ID, "path": "/fs/plan.md", "version": page.Version},
 		"version":            {},
 		"whoami":             {},
 		"oml_workarea_info":  {"workarea": tm.crew.ID},

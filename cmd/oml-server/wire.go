@@ -16,6 +16,7 @@ import (
 	"github.com/omlhub/oml/contexts/attachments"
 	"github.com/omlhub/oml/contexts/audit"
 	"github.com/omlhub/oml/contexts/inbox"
+	"github.com/omlhub/oml/contexts/knowledge"
 	"github.com/omlhub/oml/contexts/lineage"
 	"github.com/omlhub/oml/contexts/retrieval"
 	"github.com/omlhub/oml/contexts/sessions"
@@ -98,7 +99,8 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		SigningKey: k.signing, MaxText: cfg.MaxTextBytes, ServeTTL: cfg.ServeTTL, ClosureMax: cfg.ClosureMax,
 	})
 	edges.m, claims.m, readable.m = lin, adm, adm
-	ses := sessions.New(sessions.Deps{DB: db, Journal: j, Idempotency: idem, Access: sessionsAccess{acc}})
+	kb := knowledge.New(knowledge.Deps{DB: db, Access: knowledgeAccess{acc}, Admission: knowledgeAdmission{adm}})
+	ses := sessions.New(sessions.Deps{DB: db, Journal: j, Idempotency: idem, Access: sessionsAccess{acc}, KB: sessionsKB{kb}})
 	listener := pg.NewListener(db, log, inbox.WakeChannel)
 	inb := inbox.New(inbox.Deps{DB: db, Journal: j, Idempotency: idem, Access: inboxAccess{acc, sims}, Enrolments: enrolmentsPort{acc},
 		Listener: listener, Sessions: briefSessions{ses},
@@ -127,10 +129,11 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		Trailer:         trailer,
 		Pages:           pages,
 		Limiter:         acc.Limiter(cfg.Replicas, cfg.QuotaRefresh),
+		KB:              kbResources{kb},
 	}
 	aud := audit.New(audit.Deps{Tx: db, Journal: j, Access: auditAccess{acc}, Admission: auditAdmission{adm}, Signer: k.signing,
 		ReciprocalRate: cfg.ReciprocalRate})
-	modules := []transport.Module{acc, adm, lin, ret, att, inb, ses, aud}
+	modules := []transport.Module{acc, adm, lin, ret, att, inb, ses, kb, aud}
 	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, idempotency: idem, listener: listener,
 		handler: transport.New(opts, modules...), surface: opts, modules: modules}, nil
 }

@@ -78,6 +78,7 @@ type Module struct {
 	http *httpapi.Handlers
 	idem *idempotency.Store
 	repo *postgres.Repository
+	tx   *pg.DB
 }
 
 type signer ed25519.PrivateKey
@@ -92,7 +93,7 @@ func New(d Deps) *Module {
 		Signer: signer(d.SigningKey), Journal: d.Journal, Tx: d.DB, Now: d.Now,
 	}, app.Config{MaxTextBytes: d.MaxText, ServeTTL: d.ServeTTL, ClosureMax: d.ClosureMax})
 	public := d.SigningKey.Public().(ed25519.PublicKey)
-	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency, public), idem: d.Idempotency, repo: repo}
+	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency, public), idem: d.Idempotency, repo: repo, tx: d.DB}
 }
 
 // Routes registers the HTTP routes (under /v1).
@@ -150,4 +151,57 @@ type EvidenceServe = postgres.EvidenceServe
 // (so the caller can refuse a range too large).
 func (m *Module) Evidence(ctx context.Context, tenant string, workareas []string, fence scope.Fence, from, to time.Time, limit int) ([]EvidenceClaim, []EvidenceServe, error) {
 	return m.repo.Evidence(ctx, tenant, workareas, fence, from, to, limit)
+}
+
+// ErrNotFound is what the page reads return for a missing page.
+var ErrNotFound = app.ErrNotFound
+
+// PageFilter selects live knowledge-base pages.
+type PageFilter = app.PageFilter
+
+// SubmitPage submits a knowledge-base page version (the knowledge
+// context's port): prepared outside any unit of work, then committed
+// held, with then run in the same unit of work. base is the promoted head
+// the version was written against (sha256:…, "absent", or "" for last
+// writer wins), checked now and again at promotion.
+func (m *Module) SubmitPage(ctx context.Context, workarea, path, content, base string, then func(ctx context.Context, c Claim) error) (Claim, error) {
+	p, err := m.svc.PreparePage(ctx, domain.Submission{Workarea: workarea, ClaimKey: path, Text: content, BaseVersion: base})
+	if err != nil {
+		return Claim{}, err
+	}
+	var out Claim
+	err = m.tx.InTx(ctx, func(ctx context.Context) error {
+		r, err := m.svc.Commit(ctx, p)
+		if err != nil {
+			return err
+		}
+		out = r.Claim
+		return then(ctx, r.Claim)
+	})
+	return out, err
+}
+
+// PageHead is a page's newest promoted version, a tombstone included
+// (ErrNotFound). No access check: the knowledge context makes it.
+func (m *Module) PageHead(ctx context.Context, tenant, workarea, path string) (Claim, error) {
+	return m.repo.PageHead(ctx, tenant, workarea, path)
+}
+
+// PageByVersion is the newest promoted version of a page with that hash.
+func (m *Module) PageByVersion(ctx context.Context, tenant, workarea, path, version string) (Claim, error) {
+	return m.repo.PageByVersion(ctx, tenant, workarea, path, version)
+}
+
+// PageVersions lists a page's versions in states, newest first.
+func (m *Module) PageVersions(ctx context.Context, tenant, workarea, path string, states []string, author string, before, limit int) ([]Claim, error) {
+	st := make([]domain.State, len(states))
+	for i, s := range states {
+		st[i] = domain.State(s)
+	}
+	return m.repo.PageVersions(ctx, tenant, workarea, path, st, author, before, limit)
+}
+
+// PageHeads lists live pages.
+func (m *Module) PageHeads(ctx context.Context, tenant string, f PageFilter) ([]Claim, error) {
+	return m.repo.PageHeads(ctx, tenant, f)
 }

@@ -36,6 +36,16 @@ type (
 	Workarea = app.Workarea
 	// KeyAt is another key of the caller's tenant at a workarea.
 	KeyAt = app.KeyAt
+	// KnowledgeBase is the knowledge context as the brain tools reach it.
+	KnowledgeBase = app.KnowledgeBase
+	// KBPage is a knowledge-base page version as the brain tools show it.
+	KBPage = app.KBPage
+	// HeldPage is one of the caller's page versions waiting for review.
+	HeldPage = app.HeldPage
+	// PagePut is a page write.
+	PagePut = app.PagePut
+	// PageList is a page of a knowledge base's listing.
+	PageList = app.PageList
 	// Session is an agent's work session, as other contexts read it.
 	Session = domain.Session
 )
@@ -49,6 +59,7 @@ type Deps struct {
 	Journal     *journal.Journal
 	Idempotency *idempotency.Store
 	Access      Access
+	KB          KnowledgeBase
 	Now         func() time.Time
 }
 
@@ -61,7 +72,7 @@ type Module struct {
 
 // New assembles the context.
 func New(d Deps) *Module {
-	svc := app.New(app.Deps{Repo: postgres.New(d.DB), Brains: postgres.NewBrains(d.DB), Access: d.Access, Journal: d.Journal, Tx: d.DB, Now: d.Now})
+	svc := app.New(app.Deps{Repo: postgres.New(d.DB), Brains: postgres.NewBrains(d.DB), KB: d.KB, Access: d.Access, Journal: d.Journal, Tx: d.DB, Now: d.Now})
 	return &Module{svc: svc, http: httpapi.New(svc), idem: d.Idempotency}
 }
 

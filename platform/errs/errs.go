@@ -63,6 +63,7 @@ const (
 	JournalBroken    Code = "journal.broken"
 	InboxConflict    Code = "inbox.conflict"
 	SessionConflict  Code = "session.conflict"
+	PageConflict     Code = "knowledge.conflict"
 	SimulationExists Code = "simulation.name_conflict"
 	SimulationEnded  Code = "simulation.ended"
 	internalMasked        = "internal error; it has been logged"
@@ -188,6 +189,7 @@ var statusByCode = map[Code]int{
 	Unavailable:      http.StatusServiceUnavailable,
 	JournalBroken:    http.StatusConflict,
 	InboxConflict:    http.StatusConflict,
+	PageConflict:     http.StatusConflict,
 	SimulationExists: http.StatusConflict,
 	SimulationEnded:  http.StatusConflict,
 	Internal:         http.StatusInternalServerError,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/omlhub/oml/platform/errs"
 )
 
 // The MCP resources (seed 002, "Resources"): the bootstrap, the
@@ -40,20 +41,21 @@ var staticResources = []*mcp.Resource{
 
 // resources serves the resources: the bootstrap and the skill (the agent
 // guide with this deployment's URL, and the tool catalog as it is now),
-// and, for oml://kb/ URIs, the refusals of a knowledge base that holds no
-// page yet (seed 002: a missing page is resource-not-found, a URI under
-// oml://kb/ that names no page is invalid params).
+// then the knowledge base's promoted pages the caller may read (seed 002:
+// a missing page is resource-not-found, a URI under oml://kb/ that names
+// no page is invalid params).
 type resources struct {
 	guide []byte // the agent guide, URL filled in
 	tools *Tools
+	kb    KBResources // nil: no knowledge base
 }
 
 // addResources registers the resources and the template (the SDK then
 // advertises them and lists the template); list and read are answered by
 // handle, which Tools' receiving middleware runs inside the panic guard
 // and the rate limit.
-func (t *Tools) addResources(guide []byte) {
-	r := &resources{guide: guide, tools: t}
+func (t *Tools) addResources(guide []byte, kb KBResources) {
+	r := &resources{guide: guide, tools: t, kb: kb}
 	for _, res := range staticResources {
 		t.server.AddResource(res, r.read)
 	}
@@ -82,8 +84,25 @@ func invalidURI(why string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: why}
 }
 
+// kbURI is a page's URI: each segment percent-encoded.
+func kbURI(workarea, path string) string {
+	segs := strings.Split(strings.TrimPrefix(path, "/fs/"), "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return kbPrefix + url.PathEscape(workarea) + "/" + strings.Join(segs, "/")
+}
+
+// mimeOf is a page's media type: markdown for .md, else plain text.
+func mimeOf(path string) string {
+	if strings.HasSuffix(strings.ToLower(path), ".md") {
+		return "text/markdown"
+	}
+	return "text/plain"
+}
+
 // read answers every resources/read.
-func (r *resources) read(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+func (r *resources) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	if len(uri) > maxResourceURI {
 		return nil, invalidURI("a resource URI is at most 2048 bytes")
@@ -97,13 +116,24 @@ func (r *resources) read(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.
 	case skillDir + "references/tools.md":
 		text = r.toolsReference()
 	default:
-		if strings.HasPrefix(uri, kbPrefix) {
-			if _, _, err := parseKBURI(uri); err != nil {
-				return nil, invalidURI(err.Error())
-			}
+		if !strings.HasPrefix(uri, kbPrefix) {
+			return nil, notFound(uri)
 		}
-		// The knowledge base holds no page yet.
-		return nil, notFound(uri)
+		workarea, path, err := parseKBURI(uri)
+		if err != nil {
+			return nil, invalidURI(err.Error())
+		}
+		if r.kb == nil {
+			return nil, notFound(uri)
+		}
+		text, err := r.kb.Page(ctx, workarea, path)
+		if errs.Is(err, errs.NotFound) {
+			return nil, notFound(uri)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mimeOf(path), Text: text}}}, nil
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: text}}}, nil
 }
@@ -154,8 +184,61 @@ func parseKBURI(uri string) (workarea, path string, err error) {
 	return segs[0], path, nil
 }
 
+// list is one page of resources/list: the static resources, then the
+// knowledge base's pages in (workarea id, path) order. A page's
+// nextCursor is the URI of its last resource; a cursor that is neither a
+// static resource's URI nor a well-formed page URI is invalid params.
+func (r *resources) list(ctx context.Context, p *mcp.ListResourcesParams) (*mcp.ListResourcesResult, error) {
+	var out []*mcp.Resource
+	afterWorkarea, afterPath := "", ""
+	start := 0
+	if p != nil && p.Cursor != "" {
+		i := slices.IndexFunc(staticResources, func(x *mcp.Resource) bool { return x.URI == p.Cursor })
+		switch {
+		case i >= 0:
+			start = i + 1
+		case strings.HasPrefix(p.Cursor, kbPrefix) && len(p.Cursor) <= maxResourceURI:
+			w, path, err := parseKBURI(p.Cursor)
+			if err != nil {
+				return nil, invalidURI("cursor: not one this listing gave (a nextCursor is the URI of a page's last resource)")
+			}
+			start, afterWorkarea, afterPath = len(staticResources), w, path
+		default:
+			return nil, invalidURI("cursor: not one this listing gave (a nextCursor is the URI of a page's last resource)")
+		}
+	}
+	if start < len(staticResources) {
+		out = append(out, staticResources[start:min(start+resourcesPage, len(staticResources))]...)
+	}
+	more := false
+	if room := resourcesPage - len(out); room > 0 && r.kb != nil {
+		pages, err := r.kb.Pages(ctx, afterWorkarea, afterPath, room+1)
+		if err != nil {
+			return nil, err
+		}
+		if len(pages) > room {
+			pages, more = pages[:room], true
+		}
+		for _, pg := range pages {
+			out = append(out, &mcp.Resource{URI: kbURI(pg.Workarea, pg.Path), Name: pg.Path, MIMEType: mimeOf(pg.Path), Size: pg.Size,
+				Title: "Knowledge base page " + pg.Path})
+		}
+	} else if room <= 0 {
+		more = true
+	}
+	// Private: the list is the caller's own.
+	res := &mcp.ListResourcesResult{Resources: out, Cacheable: mcp.Cacheable{CacheScope: "private"}}
+	if more && len(out) > 0 {
+		res.NextCursor = out[len(out)-1].URI
+	}
+	if res.Resources == nil {
+		res.Resources = []*mcp.Resource{}
+	}
+	return res, nil
+}
+
 // handle answers resources/list and resources/read: the bootstrap and the
-// skill first, then the knowledge base's pages (none yet),
+// skill first, then the knowledge base's pages,
 // resourcesPage at a time; a page's nextCursor is the URI of its last
 // resource, and a cursor that is not a URI this listing gave is invalid
 // params. A read of anything but the static resources gets its refusal
@@ -166,11 +249,17 @@ func (r *resources) handle(ctx context.Context, method string, req mcp.Request) 
 		if method != "resources/read" || p == nil {
 			return nil, false, nil
 		}
-		// The static resources go the SDK's way (which marks the result
-		// complete for every protocol era); every other URI is refused
+		// The static resources and well-formed page URIs go the SDK's way
+		// (which marks the result complete for every protocol era, and
+		// calls read through the template); every other URI is refused
 		// here, whatever the SDK's template matcher would do with it.
 		if slices.ContainsFunc(staticResources, func(x *mcp.Resource) bool { return x.URI == p.URI }) {
 			return nil, false, nil
+		}
+		if len(p.URI) <= maxResourceURI && strings.HasPrefix(p.URI, kbPrefix) && r.kb != nil {
+			if _, _, err := parseKBURI(p.URI); err == nil {
+				return nil, false, nil
+			}
 		}
 		_, err := r.read(ctx, &mcp.ReadResourceRequest{Params: p})
 		return nil, true, err
@@ -178,22 +267,8 @@ func (r *resources) handle(ctx context.Context, method string, req mcp.Request) 
 		if method != "resources/list" {
 			return nil, false, nil
 		}
-		all := staticResources
-		start := 0
-		if p != nil && p.Cursor != "" {
-			i := slices.IndexFunc(all, func(x *mcp.Resource) bool { return x.URI == p.Cursor })
-			if i < 0 {
-				return nil, true, invalidURI("cursor: not one this listing gave (a nextCursor is the URI of a page's last resource)")
-			}
-			start = i + 1
-		}
-		end := min(start+resourcesPage, len(all))
-		// Private: once pages are listed, the list is the caller's own.
-		out := &mcp.ListResourcesResult{Resources: all[start:end], Cacheable: mcp.Cacheable{CacheScope: "private"}}
-		if end < len(all) {
-			out.NextCursor = all[end-1].URI
-		}
-		return out, true, nil
+		out, err := r.list(ctx, p)
+		return out, true, err
 	}
 	return nil, false, nil
 }

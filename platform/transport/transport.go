@@ -64,11 +64,31 @@ type Options struct {
 	// Pages, when set, registers the browser pages (web/) at the top
 	// level beside /v1 and /mcp.
 	Pages Pages
+	// KB, when set, lists and reads the knowledge base's pages as MCP
+	// resources (oml://kb/{workarea}/{+path}).
+	KB KBResources
 	// Limiter, when set, enforces quotas and rate limits: every
 	// authenticated request takes one of its key's requests, every write
 	// (a /v1 request that is not a GET, POST /v1/recall aside, and every
 	// MCP tool that is not read-only) one of its tenant's writes.
 	Limiter Limiter
+}
+
+// KBResources is the knowledge base as the MCP resources list and read
+// it, for the caller in ctx: promoted pages it may read.
+type KBResources interface {
+	// Pages lists live pages after (workarea id, path), at most limit.
+	Pages(ctx context.Context, afterWorkarea, afterPath string, limit int) ([]KBPageRef, error)
+	// Page reads one page's promoted head; a missing page and an
+	// unreadable one are access.not_found.
+	Page(ctx context.Context, workarea, path string) (string, error)
+}
+
+// KBPageRef is a listed page.
+type KBPageRef struct {
+	Workarea string // id
+	Path     string // /fs/…
+	Size     int64
 }
 
 // Limiter is the quota check (the access context's, D6).
@@ -137,7 +157,7 @@ func New(opts Options, modules ...Module) http.Handler {
 	}
 
 	guide := []byte(strings.ReplaceAll(guideTemplate, "{{URL}}", opts.PublicURL))
-	tools.addResources(guide)
+	tools.addResources(guide, opts.KB)
 	// The bootstrap is public: an agent reads how to connect before it
 	// has a key (seed 002).
 	skill := SkillMarkdown(guide)

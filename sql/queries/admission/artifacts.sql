@@ -2,11 +2,11 @@
 INSERT INTO admission.artifacts (
     tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text,
     author_key_id, author_principal, supersedes, simulation_id, findings, attachments,
-    envelope, signature, required_approvals, submitted_at, held_expires_at
+    envelope, signature, required_approvals, submitted_at, held_expires_at, page_version, base_version
 ) VALUES (
     @tenant_id, @id, @workarea_id, CAST(sqlc.arg(workarea_id_path)::text AS ltree), @claim_key, @version, @kind, @verb, @state, @text,
     @author_key_id, @author_principal, @supersedes, @simulation_id, @findings, @attachments,
-    @envelope, @signature, @required_approvals, @submitted_at, @held_expires_at
+    @envelope, @signature, @required_approvals, @submitted_at, @held_expires_at, @page_version, @base_version
 );
 
 -- name: ArtifactGet :one
@@ -158,4 +158,51 @@ WHERE tenant_id = @tenant_id AND workarea_id = ANY(@workareas::text[])
   AND (simulation_id IS NULL OR simulation_id = ANY(@fence::text[])) -- the exporter's fence (D10)
   AND submitted_at >= @from_at AND submitted_at <= @to_at
 ORDER BY submitted_at, id
+LIMIT @max_rows;
+
+-- name: PageHead :one
+-- A knowledge-base page's promoted head: its newest promoted version (a
+-- tombstone when the page was deleted).
+SELECT * FROM admission.artifacts
+WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind = 'page' AND state = 'promoted'
+ORDER BY version DESC
+LIMIT 1;
+
+-- name: PageVersions :many
+-- One page's versions in the given states, newest first, below a version
+-- number (0 for no bound), optionally one author's only.
+SELECT * FROM admission.artifacts
+WHERE tenant_id = @tenant_id AND workarea_id = @workarea_id AND claim_key = @claim_key AND kind = 'page'
+  AND state = ANY(@states::text[])
+  AND (@before::int = 0 OR version < @before::int)
+  AND (sqlc.narg(author_principal)::text IS NULL OR author_principal = sqlc.narg(author_principal))
+ORDER BY version DESC
+LIMIT @max_rows;
+
+-- name: PageByVersion :one
+-- The newest promoted version of a page whose text has this hash.
+SELECT * FROM admission.artifacts
+WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind = 'page' AND state = 'promoted'
+  AND page_version = @page_version
+ORDER BY version DESC
+LIMIT 1;
+
+-- name: PageHeads :many
+-- The live pages (promoted heads that are not tombstones) inside the
+-- subtrees (allow minus deny), of the given workareas only when any are
+-- given, in (workarea id, path) order after a position, optionally under
+-- a path prefix.
+SELECT h.* FROM (
+    SELECT DISTINCT ON (a.workarea_id, a.claim_key) a.*
+    FROM admission.artifacts a
+    WHERE a.tenant_id = @tenant_id AND a.kind = 'page' AND a.state = 'promoted'
+      AND (cardinality(@workareas::text[]) = 0 OR a.workarea_id = ANY(@workareas::text[]))
+      AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> a.workarea_id_path
+      AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> a.workarea_id_path)
+      AND (a.workarea_id, a.claim_key) > (@after_workarea::text, @after_path::text)
+      AND starts_with(a.claim_key, @prefix::text)
+    ORDER BY a.workarea_id, a.claim_key, a.version DESC
+) h
+WHERE h.text <> ''
+ORDER BY h.workarea_id, h.claim_key
 LIMIT @max_rows;

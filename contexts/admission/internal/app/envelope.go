@@ -29,6 +29,7 @@ type envelope struct {
 	AuthorPrincipal string               `json:"author_principal"`
 	Supersedes      string               `json:"supersedes,omitempty"`
 	SimulationID    string               `json:"simulation_id,omitempty"`
+	BaseVersion     string               `json:"base_version,omitempty"`
 	SubmittedAt     time.Time            `json:"submitted_at"`
 }
 
@@ -46,7 +47,7 @@ func (s *Service) sealEnvelope(c domain.Claim) (body, sig []byte, err error) {
 		Version: c.Version, Kind: c.Kind, Verb: c.Verb, TextSHA256: hex.EncodeToString(sum[:]),
 		DerivesFrom: slices.Sorted(slices.Values(c.DerivesFrom)), Attachments: []envelopeAttachment{},
 		AuthorKeyID: c.AuthorKeyID, AuthorPrincipal: c.AuthorPrincipal, Supersedes: c.Supersedes,
-		SimulationID: c.SimulationID, SubmittedAt: c.SubmittedAt,
+		SimulationID: c.SimulationID, BaseVersion: c.BaseVersion, SubmittedAt: c.SubmittedAt,
 	}
 	if e.DerivesFrom == nil {
 		e.DerivesFrom = []string{}

@@ -178,6 +178,17 @@ type MineFilter struct {
 	Limit      int
 }
 
+// PageFilter selects live pages: inside Within, of Workareas only when
+// any are given, after (AfterWorkarea, AfterPath), under Prefix.
+type PageFilter struct {
+	Within        Subtrees
+	Workareas     []string
+	AfterWorkarea string
+	AfterPath     string
+	Prefix        string
+	Limit         int
+}
+
 // QueueFilter selects review candidates for a reviewer.
 type QueueFilter struct {
 	Within    Subtrees
@@ -200,6 +211,17 @@ type Repository interface {
 	// (ErrNotFound if none): the one a new version supersedes.
 	ClaimKeyHead(ctx context.Context, tenant, workarea, simulation, claimKey string) (domain.Claim, error)
 	ClaimGet(ctx context.Context, tenant, id string) (domain.Claim, error)
+	// PageHead returns a page's newest promoted version, a tombstone
+	// included (ErrNotFound if none).
+	PageHead(ctx context.Context, tenant, workarea, path string) (domain.Claim, error)
+	// PageByVersion returns the newest promoted version of a page whose
+	// text hashes to version (ErrNotFound if none).
+	PageByVersion(ctx context.Context, tenant, workarea, path, version string) (domain.Claim, error)
+	// PageVersions lists a page's versions in states, newest first, below
+	// version number before (0: none), one author's only unless author is "".
+	PageVersions(ctx context.Context, tenant, workarea, path string, states []domain.State, author string, before, limit int) ([]domain.Claim, error)
+	// PageHeads lists live pages (promoted heads, tombstones left out).
+	PageHeads(ctx context.Context, tenant string, f PageFilter) ([]domain.Claim, error)
 	ClaimGetForUpdate(ctx context.Context, tenant, id string) (domain.Claim, error)
 	ClaimsByIDs(ctx context.Context, tenant string, ids []string) ([]domain.Claim, error)
 	// Authors maps each existing artifact among ids to its author

@@ -392,6 +392,17 @@ func (s *Service) Verdict(ctx context.Context, serveID, verdict, reason string) 
 		if err := c.Decide(v, srv.SelfSigned, now); err != nil {
 			return err
 		}
+		if c.State == domain.StatePromoted && c.Kind == domain.KindPage {
+			// The page may have moved on since this version was written:
+			// the approval that would promote it is refused, and the
+			// reviewer rejects it instead.
+			if err := s.Repo.ClaimKeyLock(ctx, c.TenantID, c.WorkareaID, "", c.ClaimKey); err != nil {
+				return fmt.Errorf("lock page versions: %w", err)
+			}
+			if err := s.checkBase(ctx, c); err != nil {
+				return err
+			}
+		}
 		if err := s.Repo.ServeDecide(ctx, caller.TenantID, srv, v, reason); err != nil {
 			return fmt.Errorf("record verdict: %w", err)
 		}
@@ -443,13 +454,24 @@ func (s *Service) serveNewest(ctx context.Context, c domain.Claim) error {
 		return fmt.Errorf("list promoted versions: %w", err)
 	}
 	newest := domain.NewestVersion(c, versions)
+	if newest.ID == c.ID && c.Tombstone() {
+		// A page's deletion takes every version of the page out of recall.
+		for _, v := range versions {
+			if err := s.Index.Withdrawn(ctx, c.TenantID, v.ID); err != nil {
+				return fmt.Errorf("withdraw deleted page: %w", err)
+			}
+		}
+		return nil
+	}
 	if newest.ID != c.ID {
 		if err := s.Index.Withdrawn(ctx, c.TenantID, c.ID); err != nil {
 			return fmt.Errorf("drop superseded version: %w", err)
 		}
 		return nil
 	}
-	if err := s.Index.Promoted(ctx, c); err != nil {
+	indexed := c
+	indexed.Text = indexedText(c.Text)
+	if err := s.Index.Promoted(ctx, indexed); err != nil {
 		return fmt.Errorf("index promoted claim: %w", err)
 	}
 	for _, v := range versions {

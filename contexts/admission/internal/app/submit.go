@@ -12,6 +12,7 @@ import (
 	"github.com/omlhub/oml/platform/ids"
 	"github.com/omlhub/oml/platform/journal"
 	"github.com/omlhub/oml/platform/scope"
+	"github.com/omlhub/oml/platform/textsafe"
 )
 
 // Receipt is what a submission returns: accepted for review, never
@@ -71,6 +72,39 @@ func (s *Service) Prepare(ctx context.Context, sub domain.Submission) (PreparedS
 	return PreparedSubmission{caller: caller, sub: sub, index: prep}, nil
 }
 
+// PreparePage is Prepare for a knowledge-base page version (the knowledge
+// context's port): kind page, the page's path as its claim key, its text
+// at most domain.MaxPageBytes, empty for a deletion's tombstone (which
+// nothing indexes). Recall indexes a page's first
+// domain.DefaultTextSize bytes.
+func (s *Service) PreparePage(ctx context.Context, sub domain.Submission) (PreparedSubmission, error) {
+	caller, err := auth.ContentCaller(ctx, "submissions")
+	if err != nil {
+		return PreparedSubmission{}, err
+	}
+	sub.Kind, sub.Verb = domain.KindPage, domain.VerbRemember
+	if err := sub.Validate(s.cfg.MaxTextBytes); err != nil {
+		return PreparedSubmission{}, err
+	}
+	var prep Prepared
+	if sub.Text != "" {
+		if prep, err = s.Index.Prepare(ctx, indexedText(sub.Text)); err != nil {
+			return PreparedSubmission{}, err
+		}
+	}
+	return PreparedSubmission{caller: caller, sub: sub, index: prep}, nil
+}
+
+// indexedText is what recall indexes of a text: a page's first
+// domain.DefaultTextSize bytes (a tsvector is bounded; a claim never
+// exceeds it).
+func indexedText(text string) string {
+	if len(text) <= domain.DefaultTextSize {
+		return text
+	}
+	return textsafe.Clip(text, domain.DefaultTextSize-len("…"))
+}
+
 // Commit runs the rest of the pipeline in the caller's unit of work (it
 // opens one when ctx carries none): check the target and the caller's
 // access, the lineage targets (readable, simulation fence), bind uploads,
@@ -104,7 +138,10 @@ func (s *Service) submit(ctx context.Context, caller auth.Caller, sub domain.Sub
 		ID: ids.New(ids.Artifact), TenantID: caller.TenantID, WorkareaID: w.ID, WorkareaIDPath: w.IDPath,
 		ClaimKey: sub.ClaimKey, Version: 1, Kind: sub.Kind, Verb: sub.Verb, State: domain.StateHeld,
 		Text: sub.Text, AuthorKeyID: caller.KeyID, AuthorPrincipal: caller.PrincipalID,
-		SimulationID: sub.SimulationID, DerivesFrom: sub.DerivesFrom, SubmittedAt: now,
+		SimulationID: sub.SimulationID, DerivesFrom: sub.DerivesFrom, SubmittedAt: now, BaseVersion: sub.BaseVersion,
+	}
+	if c.Kind == domain.KindPage {
+		c.PageVersion = domain.PageVersion(c.Text)
 	}
 	if err := s.placeVersion(ctx, &c, sub); err != nil {
 		return Receipt{}, err
@@ -147,7 +184,7 @@ func (s *Service) submit(ctx context.Context, caller auth.Caller, sub domain.Sub
 			return Receipt{}, fmt.Errorf("declare lineage: %w", err)
 		}
 	}
-	if err := s.Index.Stage(ctx, caller.TenantID, c.ID, prep); err != nil {
+	if err := s.stage(ctx, c, prep); err != nil {
 		return Receipt{}, fmt.Errorf("stage for recall: %w", err)
 	}
 	// The journal append takes the tenant's chain lock; it comes last so
@@ -157,6 +194,7 @@ func (s *Service) submit(ctx context.Context, caller auth.Caller, sub domain.Sub
 		Payload: map[string]any{
 			"kind": c.Kind, "derives_from": c.DerivesFrom, "supersedes": c.Supersedes, "attachments": len(c.Attachments),
 			"findings": len(c.Findings), "held_expires_at": c.HeldExpiresAt, "envelope_sha256": sha256Hex(body),
+			"page_version": c.PageVersion, "base_version": c.BaseVersion,
 		},
 	})
 	return Receipt{Claim: c, AttachmentsBound: len(c.Attachments), LineageDeclared: len(c.DerivesFrom)}, err
@@ -184,9 +222,20 @@ func (s *Service) writableWorkarea(ctx context.Context, ref string) (Workarea, e
 	return w, nil
 }
 
+func (s *Service) stage(ctx context.Context, c domain.Claim, prep Prepared) error {
+	if c.Tombstone() {
+		return nil
+	}
+	return s.Index.Stage(ctx, c.TenantID, c.ID, prep)
+}
+
 // placeVersion sets the claim's key and version: a new claim takes a free
-// key; a supersession continues the caller's own claim.
+// key; a supersession continues the caller's own claim; a page version
+// continues its page, whoever wrote the versions before it.
 func (s *Service) placeVersion(ctx context.Context, c *domain.Claim, sub domain.Submission) error {
+	if c.Kind == domain.KindPage {
+		return s.placePageVersion(ctx, c)
+	}
 	if sub.Supersedes == "" {
 		_, err := s.Repo.ClaimKeyHolder(ctx, c.TenantID, c.WorkareaID, c.SimulationID, c.ClaimKey)
 		if err == nil {
@@ -241,6 +290,51 @@ func (s *Service) placeVersion(ctx context.Context, c *domain.Claim, sub domain.
 		return fmt.Errorf("look up latest version: %w", err)
 	}
 	c.ClaimKey, c.Version, c.Supersedes = prev.ClaimKey, latest.Version+1, prev.ID
+	return nil
+}
+
+// placePageVersion numbers a page version after every earlier one (under
+// the page's lock, so two writers never share a number) and checks its
+// base version against the promoted head: several versions may wait for
+// review at once, and whichever is promoted first wins; a version written
+// against an older head is refused at promotion (checkBase again).
+func (s *Service) placePageVersion(ctx context.Context, c *domain.Claim) error {
+	if err := s.Repo.ClaimKeyLock(ctx, c.TenantID, c.WorkareaID, "", c.ClaimKey); err != nil {
+		return fmt.Errorf("lock page versions: %w", err)
+	}
+	if err := s.checkBase(ctx, *c); err != nil {
+		return err
+	}
+	latest, err := s.Repo.ClaimKeyHolder(ctx, c.TenantID, c.WorkareaID, "", c.ClaimKey)
+	switch {
+	case err == nil && latest.Kind != domain.KindPage:
+		return claimKeyConflict(*c) // unreachable: claim keys never start with '/'
+	case err == nil:
+		c.Version = latest.Version + 1
+	case !errors.Is(err, ErrNotFound):
+		return fmt.Errorf("look up page versions: %w", err)
+	}
+	return nil
+}
+
+// checkBase compares a page version's base version with the page's
+// promoted head (a tombstone or no head at all is absent), with the page's
+// versions locked by the caller.
+func (s *Service) checkBase(ctx context.Context, c domain.Claim) error {
+	if c.BaseVersion == "" {
+		return nil
+	}
+	head, err := s.Repo.PageHead(ctx, c.TenantID, c.WorkareaID, c.ClaimKey)
+	current := domain.Absent
+	switch {
+	case err == nil && !head.Tombstone():
+		current = head.PageVersion
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return fmt.Errorf("read page head: %w", err)
+	}
+	if current != c.BaseVersion {
+		return domain.PageConflict(c.ClaimKey, c.BaseVersion, current)
+	}
 	return nil
 }
 

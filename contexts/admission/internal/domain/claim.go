@@ -6,6 +6,8 @@
 package domain
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"regexp"
 	"strings"
 	"time"
@@ -22,7 +24,33 @@ const (
 	KindMemory      Kind = "memory"
 	KindDerivedFact Kind = "derived_fact"
 	KindSteering    Kind = "steering"
+	// KindPage is a knowledge-base page version: submitted by the
+	// knowledge context only (never through ParseKind), its claim key the
+	// page's path under /fs/, any writer's version continuing it.
+	KindPage Kind = "page"
 )
+
+// Page limits and markers.
+const (
+	// MaxPageBytes bounds one page version's text (seed 002: 1 MiB).
+	MaxPageBytes = 1 << 20
+	// Absent as a base version means "no live page at the path".
+	Absent = "absent"
+)
+
+// PageVersion is the version of a page text: the SHA-256 of its bytes.
+func PageVersion(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// PageConflict refuses a page version written against a head that is no
+// longer the page's promoted head; the message ends with the current one
+// (seed 002's conflict tail).
+func PageConflict(path, base, current string) error {
+	return errs.New(errs.PageConflict, "a page version names the promoted head it was written against (if_version); it is checked when submitted and again at promotion",
+		"page %s was written against %s, but its promoted head is another: current_version=%s", path, base, current)
+}
 
 // ParseKind reads a kind; "" is memory.
 func ParseKind(s string) (Kind, error) {
@@ -87,6 +115,9 @@ type Submission struct {
 	Uploads      []string // upload session ids
 	Supersedes   string   // artifact id of the caller's claim this versions
 	SimulationID string
+	// BaseVersion (pages only) is the promoted head the version was written
+	// against: a PageVersion, Absent, or "" for last writer wins.
+	BaseVersion string
 }
 
 // Validate checks what can be checked without storage.
@@ -96,6 +127,12 @@ func (s *Submission) Validate(maxText int) error {
 	}
 	if s.Workarea == "" {
 		return errs.Invalid("workarea is required")
+	}
+	if s.Kind == KindPage {
+		return s.validatePage()
+	}
+	if s.BaseVersion != "" {
+		return errs.Invalid("base_version is for knowledge-base pages")
 	}
 	if s.Supersedes == "" && !claimKey.MatchString(s.ClaimKey) {
 		return errs.Invalid("claim_key %q: want 1–128 characters of letters, digits and . _ : / @ -, starting with a letter or digit", s.ClaimKey)
@@ -141,6 +178,29 @@ func (s *Submission) Validate(maxText int) error {
 	return nil
 }
 
+// validatePage checks a page version as the knowledge context hands it
+// over: its path as claim key, a text of at most MaxPageBytes (empty is
+// a deletion's tombstone), nothing a claim alone may carry.
+func (s *Submission) validatePage() error {
+	switch {
+	case s.Verb != VerbRemember:
+		return errs.Invalid("a page version is remembered, not %s", s.Verb)
+	case !strings.HasPrefix(s.ClaimKey, "/fs/") || len(s.ClaimKey) > 512:
+		return errs.Invalid("a page's path is /fs/… (at most 512 bytes)")
+	case len(s.DerivesFrom) > 0 || len(s.Uploads) > 0 || s.Supersedes != "" || s.SimulationID != "":
+		return errs.Invalid("a page version carries no lineage, attachments, supersedes or simulation")
+	case !utf8.ValidString(s.Text):
+		return errs.Invalid("content is not valid UTF-8")
+	case len(s.Text) > MaxPageBytes:
+		return errs.New(errs.LimitSize, "a knowledge-base page is at most 1 MiB (seed 002)", "content is %d bytes; the limit is %d", len(s.Text), MaxPageBytes)
+	case s.BaseVersion != "" && s.BaseVersion != Absent && !pageVersion.MatchString(s.BaseVersion):
+		return errs.Invalid("if_version %q: want sha256:<64 hex> or absent", s.BaseVersion)
+	}
+	return nil
+}
+
+var pageVersion = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
 // Claim is one version of a claim: an artifact.
 type Claim struct {
 	ID                string
@@ -173,7 +233,14 @@ type Claim struct {
 	Signature []byte
 	// LeasedUntil is when the open serve's lease ends (nil when none).
 	LeasedUntil *time.Time
+	// PageVersion and BaseVersion are a page version's (KindPage only):
+	// its text's hash, and the head it was written against.
+	PageVersion string
+	BaseVersion string
 }
+
+// Tombstone reports whether c is a page's deletion.
+func (c Claim) Tombstone() bool { return c.Kind == KindPage && c.Text == "" }
 
 // Attachment is a bound upload: its plaintext digest and what it is.
 type Attachment struct {

@@ -92,7 +92,61 @@ func (r *Repository) ClaimInsert(ctx context.Context, c domain.Claim, envelope, 
 		Supersedes: nullable(c.Supersedes), SimulationID: nullable(c.SimulationID), Findings: fj, Attachments: aj,
 		Envelope: envelope, Signature: signature, RequiredApprovals: int32(c.RequiredApprovals),
 		SubmittedAt: c.SubmittedAt, HeldExpiresAt: c.HeldExpiresAt,
+		PageVersion: nullable(c.PageVersion), BaseVersion: nullable(c.BaseVersion),
 	}))
+}
+
+// PageHead returns a page's newest promoted version (ErrNotFound if none).
+func (r *Repository) PageHead(ctx context.Context, tenant, workarea, path string) (domain.Claim, error) {
+	row, err := r.q.PageHead(ctx, r.conn(ctx), dbsqlc.PageHeadParams{TenantID: tenant, WorkareaID: workarea, ClaimKey: path})
+	if err != nil {
+		return domain.Claim{}, translate(err)
+	}
+	return claimFromRow(row)
+}
+
+// PageByVersion returns the newest promoted version of a page whose text
+// hashes to version (ErrNotFound if none).
+func (r *Repository) PageByVersion(ctx context.Context, tenant, workarea, path, version string) (domain.Claim, error) {
+	row, err := r.q.PageByVersion(ctx, r.conn(ctx), dbsqlc.PageByVersionParams{TenantID: tenant, WorkareaID: workarea, ClaimKey: path, PageVersion: &version})
+	if err != nil {
+		return domain.Claim{}, translate(err)
+	}
+	return claimFromRow(row)
+}
+
+// PageVersions lists a page's versions in states, newest first, below
+// version before (0: no bound), author's only when author is not "".
+func (r *Repository) PageVersions(ctx context.Context, tenant, workarea, path string, states []domain.State, author string, before, limit int) ([]domain.Claim, error) {
+	st := make([]string, len(states))
+	for i, x := range states {
+		st[i] = string(x)
+	}
+	rows, err := r.q.PageVersions(ctx, r.conn(ctx), dbsqlc.PageVersionsParams{TenantID: tenant, WorkareaID: workarea, ClaimKey: path,
+		States: st, Before: int32(before), AuthorPrincipal: nullable(author), MaxRows: int32(limit)})
+	if err != nil {
+		return nil, translate(err)
+	}
+	return claimsFromRows(rows)
+}
+
+// PageHeads lists live pages inside within (of workareas only, when any
+// are given) in (workarea id, path) order after a position, under prefix.
+func (r *Repository) PageHeads(ctx context.Context, tenant string, f app.PageFilter) ([]domain.Claim, error) {
+	rows, err := r.q.PageHeads(ctx, r.conn(ctx), dbsqlc.PageHeadsParams{TenantID: tenant, Workareas: nonNil(f.Workareas),
+		Allow: nonNil(f.Within.Allow), Deny: nonNil(f.Within.Deny), AfterWorkarea: f.AfterWorkarea, AfterPath: f.AfterPath,
+		Prefix: f.Prefix, MaxRows: int32(f.Limit)})
+	if err != nil {
+		return nil, translate(err)
+	}
+	return claimsFromRows(rows)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // ClaimKeyLock takes the transaction-scoped lock on one claim's versions.
@@ -137,6 +191,12 @@ func claimFromRow(row dbsqlc.AdmissionArtifact) (domain.Claim, error) {
 	}
 	if row.SimulationID != nil {
 		c.SimulationID = *row.SimulationID
+	}
+	if row.PageVersion != nil {
+		c.PageVersion = *row.PageVersion
+	}
+	if row.BaseVersion != nil {
+		c.BaseVersion = *row.BaseVersion
 	}
 	var findings []findingRecord
 	if err := json.Unmarshal(row.Findings, &findings); err != nil {

@@ -15,8 +15,11 @@ import (
 
 // Deps are the service's ports.
 type Deps struct {
-	Repo    Repository
-	Brains  Brains
+	Repo   Repository
+	Brains Brains
+	// KB is the knowledge base the brain tools reach with store
+	// "project" (nil: none).
+	KB      KnowledgeBase
 	Access  Access
 	Journal Journal
 	Tx      Transactor

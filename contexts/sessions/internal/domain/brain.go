@@ -74,7 +74,7 @@ func CheckStore(store string, required bool) error {
 		}
 		return nil
 	case StoreProject:
-		return errs.Invalid("store \"project\": the knowledge base is not available on this deployment yet; use store \"session\"")
+		return errs.Invalid("store \"project\" is the workarea's knowledge base, not a session brain")
 	}
 	return errs.Invalid("store %q: want \"session\"", textsafe.Clip(store, 64))
 }

@@ -7,7 +7,9 @@ import (
 	"context"
 
 	"github.com/omlhub/oml/contexts/sessions/internal/app"
+	"github.com/omlhub/oml/contexts/sessions/internal/domain"
 	"github.com/omlhub/oml/contexts/sessions/internal/wire"
+	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/idempotency"
 	"github.com/omlhub/oml/platform/transport"
 )
@@ -66,9 +68,18 @@ func RegisterBrains(t *transport.Tools, svc *app.Service) {
 		Title: "Read a brain entry",
 		Description: "Read a path (/fs/… or /kv/…) from your own session's brain: the active one, or one of yours named by " +
 			"session. Returns the content and its version (sha256:…), which brain_put takes as if_version. Nobody " +
-			"else's brain is readable: another agent's session answers as a missing one.",
+			"else's brain is readable: another agent's session answers as a missing one. With store project, read a page " +
+			"of the workarea's knowledge base: its promoted head (your own versions waiting for review listed as own_held; " +
+			"a page not yet promoted is yours alone, marked held), or a promoted version by version.",
 		ReadOnly: true, Idempotent: true,
 	}, func(ctx context.Context, in wire.BrainGetIn) (wire.BrainEntry, error) {
+		if in.Store == domain.StoreProject {
+			p, err := svc.PageGet(ctx, in.Ref(), in.Path, in.Version)
+			if err != nil {
+				return wire.BrainEntry{}, err
+			}
+			return wire.FromPage(p), nil
+		}
 		s, e, err := svc.BrainGet(ctx, in.Ref(), in.Path, in.Version)
 		if err != nil {
 			return wire.BrainEntry{}, err
@@ -82,11 +93,44 @@ func RegisterBrains(t *transport.Tools, svc *app.Service) {
 		Description: "Write a path (/fs/… or /kv/…) into your own running session's brain; store is required (session). " +
 			"One value is at most 4 MiB. With if_version the write applies only while the stored value still has that " +
 			"version (absent: only where nothing is stored); otherwise it is refused with session.conflict ending " +
-			"current_version=…. Without it the last writer wins. Knowledge for other agents belongs in reviewed memory " +
-			"(oml_remember), not in a brain.",
+			"current_version=…. Without it the last writer wins. With store project, submit a version of a knowledge-base " +
+			"page (/fs/ only, at most 1 MiB, optional stale_after): like every shared write it is held until an identity " +
+			"that did not write it approves it; if_version is checked against the promoted head now and again at promotion " +
+			"(knowledge.conflict ending current_version=…). With from instead of content, copy that entry of your own " +
+			"session brain (session, default the active one) into the page, which cites the session (seed 002's " +
+			"brain_promote: R1 keeps a promote verb off this surface).",
 		Idempotent: true,
 	}, func(ctx context.Context, in wire.BrainPutIn) (wire.BrainPutOut, error) {
-		s, e, created, err := svc.BrainPut(ctx, app.BrainRef{Store: in.Store, Session: in.Session, Workarea: in.Workarea}, in.Path, in.Content, in.IfVersion)
+		ref := app.BrainRef{Store: in.Store, Session: in.Session, Workarea: in.Workarea}
+		if in.Store == domain.StoreProject && in.From != "" {
+			// Seed 002's brain_promote: R1 keeps the verb off the surface.
+			if in.Content != nil {
+				return wire.BrainPutOut{}, errs.Invalid("from copies an entry of your session brain: give from or content, not both")
+			}
+			p, err := svc.Promote(ctx, app.BrainRef{Store: domain.StoreSession, Session: in.Session, Workarea: in.Workarea}, in.From, in.Path, in.Workarea,
+				in.IfVersion, in.StaleAfter)
+			if err != nil {
+				return wire.BrainPutOut{}, err
+			}
+			return wire.PutFromPage(p), nil
+		}
+		if in.From != "" {
+			return wire.BrainPutOut{}, errs.Invalid("from is store \"project\"'s: it copies a session brain entry into a page")
+		}
+		if in.Content == nil {
+			return wire.BrainPutOut{}, errs.Invalid("content is required (or, with store \"project\", from)")
+		}
+		if in.Store == domain.StoreProject {
+			p, err := svc.PagePut(ctx, ref, app.PagePut{Path: in.Path, Content: *in.Content, IfVersion: in.IfVersion, StaleAfter: in.StaleAfter})
+			if err != nil {
+				return wire.BrainPutOut{}, err
+			}
+			return wire.PutFromPage(p), nil
+		}
+		if in.StaleAfter != nil {
+			return wire.BrainPutOut{}, errs.Invalid("stale_after is a knowledge-base page's (store \"project\")")
+		}
+		s, e, created, err := svc.BrainPut(ctx, app.BrainRef{Store: in.Store, Session: in.Session, Workarea: in.Workarea}, in.Path, *in.Content, in.IfVersion)
 		if err != nil {
 			return wire.BrainPutOut{}, err
 		}
@@ -97,9 +141,16 @@ func RegisterBrains(t *transport.Tools, svc *app.Service) {
 		Name:  "brain_list",
 		Title: "List a brain",
 		Description: "List your own session brain's entries (path, type, size, version), in path order, optionally under a " +
-			"prefix; cursor-paginated.",
+			"prefix; cursor-paginated. With store project, list the workarea knowledge base's promoted pages.",
 		ReadOnly: true, Idempotent: true,
 	}, func(ctx context.Context, in wire.BrainListIn) (wire.BrainListOut, error) {
+		if in.Store == domain.StoreProject {
+			l, err := svc.PageList(ctx, app.BrainRef{Store: in.Store, Session: in.Session, Workarea: in.Workarea}, in.Prefix, in.Cursor, in.Limit)
+			if err != nil {
+				return wire.BrainListOut{}, err
+			}
+			return wire.ListFromPages(l), nil
+		}
 		p, err := svc.BrainList(ctx, app.BrainRef{Store: in.Store, Session: in.Session, Workarea: in.Workarea}, in.Prefix, in.Cursor, in.Limit)
 		if err != nil {
 			return wire.BrainListOut{}, err

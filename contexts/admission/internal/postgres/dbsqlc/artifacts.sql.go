@@ -70,7 +70,7 @@ func (q *Queries) ArtifactClaimKeyLock(ctx context.Context, db DBTX, arg Artifac
 }
 
 const artifactGet = `-- name: ArtifactGet :one
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts WHERE tenant_id = $1 AND id = $2
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts WHERE tenant_id = $1 AND id = $2
 `
 
 type ArtifactGetParams struct {
@@ -108,12 +108,14 @@ func (q *Queries) ArtifactGet(ctx context.Context, db DBTX, arg ArtifactGetParam
 		&i.SettledAt,
 		&i.PromotedAt,
 		&i.LeasedUntil,
+		&i.PageVersion,
+		&i.BaseVersion,
 	)
 	return i, err
 }
 
 const artifactGetForUpdate = `-- name: ArtifactGetForUpdate :one
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts WHERE tenant_id = $1 AND id = $2 FOR UPDATE
 `
 
 type ArtifactGetForUpdateParams struct {
@@ -151,6 +153,8 @@ func (q *Queries) ArtifactGetForUpdate(ctx context.Context, db DBTX, arg Artifac
 		&i.SettledAt,
 		&i.PromotedAt,
 		&i.LeasedUntil,
+		&i.PageVersion,
+		&i.BaseVersion,
 	)
 	return i, err
 }
@@ -159,11 +163,11 @@ const artifactInsert = `-- name: ArtifactInsert :exec
 INSERT INTO admission.artifacts (
     tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text,
     author_key_id, author_principal, supersedes, simulation_id, findings, attachments,
-    envelope, signature, required_approvals, submitted_at, held_expires_at
+    envelope, signature, required_approvals, submitted_at, held_expires_at, page_version, base_version
 ) VALUES (
     $1, $2, $3, CAST($4::text AS ltree), $5, $6, $7, $8, $9, $10,
     $11, $12, $13, $14, $15, $16,
-    $17, $18, $19, $20, $21
+    $17, $18, $19, $20, $21, $22, $23
 )
 `
 
@@ -189,6 +193,8 @@ type ArtifactInsertParams struct {
 	RequiredApprovals int32
 	SubmittedAt       time.Time
 	HeldExpiresAt     time.Time
+	PageVersion       *string
+	BaseVersion       *string
 }
 
 func (q *Queries) ArtifactInsert(ctx context.Context, db DBTX, arg ArtifactInsertParams) error {
@@ -214,6 +220,8 @@ func (q *Queries) ArtifactInsert(ctx context.Context, db DBTX, arg ArtifactInser
 		arg.RequiredApprovals,
 		arg.SubmittedAt,
 		arg.HeldExpiresAt,
+		arg.PageVersion,
+		arg.BaseVersion,
 	)
 	return err
 }
@@ -253,7 +261,7 @@ func (q *Queries) ArtifactKeyHead(ctx context.Context, db DBTX, arg ArtifactKeyH
 }
 
 const artifactKeyHolder = `-- name: ArtifactKeyHolder :one
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts
 WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND state <> 'erased'
   AND coalesce(simulation_id, '') = $4::text
 ORDER BY version DESC
@@ -304,6 +312,8 @@ func (q *Queries) ArtifactKeyHolder(ctx context.Context, db DBTX, arg ArtifactKe
 		&i.SettledAt,
 		&i.PromotedAt,
 		&i.LeasedUntil,
+		&i.PageVersion,
+		&i.BaseVersion,
 	)
 	return i, err
 }
@@ -439,7 +449,7 @@ func (q *Queries) ArtifactUpdate(ctx context.Context, db DBTX, arg ArtifactUpdat
 }
 
 const artifactsByIDs = `-- name: ArtifactsByIDs :many
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts WHERE tenant_id = $1 AND id = ANY($2::text[])
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts WHERE tenant_id = $1 AND id = ANY($2::text[])
 `
 
 type ArtifactsByIDsParams struct {
@@ -483,6 +493,8 @@ func (q *Queries) ArtifactsByIDs(ctx context.Context, db DBTX, arg ArtifactsByID
 			&i.SettledAt,
 			&i.PromotedAt,
 			&i.LeasedUntil,
+			&i.PageVersion,
+			&i.BaseVersion,
 		); err != nil {
 			return nil, err
 		}
@@ -504,7 +516,7 @@ WHERE (a.tenant_id, a.id) IN (
     LIMIT $2
     FOR UPDATE SKIP LOCKED
 )
-RETURNING a.tenant_id, a.id, a.workarea_id, a.workarea_id_path, a.claim_key, a.version, a.kind, a.verb, a.state, a.text, a.author_key_id, a.author_principal, a.supersedes, a.simulation_id, a.findings, a.attachments, a.envelope, a.signature, a.required_approvals, a.approvals, a.self_signed, a.submitted_at, a.held_expires_at, a.settled_at, a.promoted_at, a.leased_until
+RETURNING a.tenant_id, a.id, a.workarea_id, a.workarea_id_path, a.claim_key, a.version, a.kind, a.verb, a.state, a.text, a.author_key_id, a.author_principal, a.supersedes, a.simulation_id, a.findings, a.attachments, a.envelope, a.signature, a.required_approvals, a.approvals, a.self_signed, a.submitted_at, a.held_expires_at, a.settled_at, a.promoted_at, a.leased_until, a.page_version, a.base_version
 `
 
 type ArtifactsExpireDueParams struct {
@@ -550,6 +562,8 @@ func (q *Queries) ArtifactsExpireDue(ctx context.Context, db DBTX, arg Artifacts
 			&i.SettledAt,
 			&i.PromotedAt,
 			&i.LeasedUntil,
+			&i.PageVersion,
+			&i.BaseVersion,
 		); err != nil {
 			return nil, err
 		}
@@ -562,7 +576,7 @@ func (q *Queries) ArtifactsExpireDue(ctx context.Context, db DBTX, arg Artifacts
 }
 
 const artifactsMine = `-- name: ArtifactsMine :many
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts
 WHERE tenant_id = $1 AND author_key_id = $2
   AND ($3::text IS NULL OR workarea_id = $3)
   AND ($4::text IS NULL OR state = $4)
@@ -624,6 +638,8 @@ func (q *Queries) ArtifactsMine(ctx context.Context, db DBTX, arg ArtifactsMineP
 			&i.SettledAt,
 			&i.PromotedAt,
 			&i.LeasedUntil,
+			&i.PageVersion,
+			&i.BaseVersion,
 		); err != nil {
 			return nil, err
 		}
@@ -636,7 +652,7 @@ func (q *Queries) ArtifactsMine(ctx context.Context, db DBTX, arg ArtifactsMineP
 }
 
 const artifactsQueue = `-- name: ArtifactsQueue :many
-SELECT a.tenant_id, a.id, a.workarea_id, a.workarea_id_path, a.claim_key, a.version, a.kind, a.verb, a.state, a.text, a.author_key_id, a.author_principal, a.supersedes, a.simulation_id, a.findings, a.attachments, a.envelope, a.signature, a.required_approvals, a.approvals, a.self_signed, a.submitted_at, a.held_expires_at, a.settled_at, a.promoted_at, a.leased_until FROM admission.artifacts a
+SELECT a.tenant_id, a.id, a.workarea_id, a.workarea_id_path, a.claim_key, a.version, a.kind, a.verb, a.state, a.text, a.author_key_id, a.author_principal, a.supersedes, a.simulation_id, a.findings, a.attachments, a.envelope, a.signature, a.required_approvals, a.approvals, a.self_signed, a.submitted_at, a.held_expires_at, a.settled_at, a.promoted_at, a.leased_until, a.page_version, a.base_version FROM admission.artifacts a
 WHERE a.tenant_id = $1 AND a.state = 'held' AND a.held_expires_at > $2
   AND CAST($3::text[] AS ltree[]) @> a.workarea_id_path
   AND NOT (CAST($4::text[] AS ltree[]) @> a.workarea_id_path)
@@ -713,6 +729,8 @@ func (q *Queries) ArtifactsQueue(ctx context.Context, db DBTX, arg ArtifactsQueu
 			&i.SettledAt,
 			&i.PromotedAt,
 			&i.LeasedUntil,
+			&i.PageVersion,
+			&i.BaseVersion,
 		); err != nil {
 			return nil, err
 		}
@@ -795,7 +813,7 @@ func (q *Queries) ArtifactsQueueCounts(ctx context.Context, db DBTX, arg Artifac
 }
 
 const artifactsRecentPromoted = `-- name: ArtifactsRecentPromoted :many
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until FROM admission.artifacts
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts
 WHERE tenant_id = $1 AND state = 'promoted' AND workarea_id_path <@ CAST($2::text AS ltree)
   AND (simulation_id IS NULL OR simulation_id = ANY($3::text[]))
 ORDER BY promoted_at DESC, id DESC
@@ -852,6 +870,8 @@ func (q *Queries) ArtifactsRecentPromoted(ctx context.Context, db DBTX, arg Arti
 			&i.SettledAt,
 			&i.PromotedAt,
 			&i.LeasedUntil,
+			&i.PageVersion,
+			&i.BaseVersion,
 		); err != nil {
 			return nil, err
 		}
@@ -933,6 +953,283 @@ func (q *Queries) EvidenceClaims(ctx context.Context, db DBTX, arg EvidenceClaim
 			&i.SubmittedAt,
 			&i.PromotedAt,
 			&i.SettledAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const pageByVersion = `-- name: PageByVersion :one
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts
+WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind = 'page' AND state = 'promoted'
+  AND page_version = $4
+ORDER BY version DESC
+LIMIT 1
+`
+
+type PageByVersionParams struct {
+	TenantID    string
+	WorkareaID  string
+	ClaimKey    string
+	PageVersion *string
+}
+
+// The newest promoted version of a page whose text has this hash.
+func (q *Queries) PageByVersion(ctx context.Context, db DBTX, arg PageByVersionParams) (AdmissionArtifact, error) {
+	row := db.QueryRow(ctx, pageByVersion,
+		arg.TenantID,
+		arg.WorkareaID,
+		arg.ClaimKey,
+		arg.PageVersion,
+	)
+	var i AdmissionArtifact
+	err := row.Scan(
+		&i.TenantID,
+		&i.ID,
+		&i.WorkareaID,
+		&i.WorkareaIDPath,
+		&i.ClaimKey,
+		&i.Version,
+		&i.Kind,
+		&i.Verb,
+		&i.State,
+		&i.Text,
+		&i.AuthorKeyID,
+		&i.AuthorPrincipal,
+		&i.Supersedes,
+		&i.SimulationID,
+		&i.Findings,
+		&i.Attachments,
+		&i.Envelope,
+		&i.Signature,
+		&i.RequiredApprovals,
+		&i.Approvals,
+		&i.SelfSigned,
+		&i.SubmittedAt,
+		&i.HeldExpiresAt,
+		&i.SettledAt,
+		&i.PromotedAt,
+		&i.LeasedUntil,
+		&i.PageVersion,
+		&i.BaseVersion,
+	)
+	return i, err
+}
+
+const pageHead = `-- name: PageHead :one
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts
+WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind = 'page' AND state = 'promoted'
+ORDER BY version DESC
+LIMIT 1
+`
+
+type PageHeadParams struct {
+	TenantID   string
+	WorkareaID string
+	ClaimKey   string
+}
+
+// A knowledge-base page's promoted head: its newest promoted version (a
+// tombstone when the page was deleted).
+func (q *Queries) PageHead(ctx context.Context, db DBTX, arg PageHeadParams) (AdmissionArtifact, error) {
+	row := db.QueryRow(ctx, pageHead, arg.TenantID, arg.WorkareaID, arg.ClaimKey)
+	var i AdmissionArtifact
+	err := row.Scan(
+		&i.TenantID,
+		&i.ID,
+		&i.WorkareaID,
+		&i.WorkareaIDPath,
+		&i.ClaimKey,
+		&i.Version,
+		&i.Kind,
+		&i.Verb,
+		&i.State,
+		&i.Text,
+		&i.AuthorKeyID,
+		&i.AuthorPrincipal,
+		&i.Supersedes,
+		&i.SimulationID,
+		&i.Findings,
+		&i.Attachments,
+		&i.Envelope,
+		&i.Signature,
+		&i.RequiredApprovals,
+		&i.Approvals,
+		&i.SelfSigned,
+		&i.SubmittedAt,
+		&i.HeldExpiresAt,
+		&i.SettledAt,
+		&i.PromotedAt,
+		&i.LeasedUntil,
+		&i.PageVersion,
+		&i.BaseVersion,
+	)
+	return i, err
+}
+
+const pageHeads = `-- name: PageHeads :many
+SELECT h.tenant_id, h.id, h.workarea_id, h.workarea_id_path, h.claim_key, h.version, h.kind, h.verb, h.state, h.text, h.author_key_id, h.author_principal, h.supersedes, h.simulation_id, h.findings, h.attachments, h.envelope, h.signature, h.required_approvals, h.approvals, h.self_signed, h.submitted_at, h.held_expires_at, h.settled_at, h.promoted_at, h.leased_until, h.page_version, h.base_version FROM (
+    SELECT DISTINCT ON (a.workarea_id, a.claim_key) a.tenant_id, a.id, a.workarea_id, a.workarea_id_path, a.claim_key, a.version, a.kind, a.verb, a.state, a.text, a.author_key_id, a.author_principal, a.supersedes, a.simulation_id, a.findings, a.attachments, a.envelope, a.signature, a.required_approvals, a.approvals, a.self_signed, a.submitted_at, a.held_expires_at, a.settled_at, a.promoted_at, a.leased_until, a.page_version, a.base_version
+    FROM admission.artifacts a
+    WHERE a.tenant_id = $1 AND a.kind = 'page' AND a.state = 'promoted'
+      AND (cardinality($2::text[]) = 0 OR a.workarea_id = ANY($2::text[]))
+      AND CAST($3::text[] AS ltree[]) @> a.workarea_id_path
+      AND NOT (CAST($4::text[] AS ltree[]) @> a.workarea_id_path)
+      AND (a.workarea_id, a.claim_key) > ($5::text, $6::text)
+      AND starts_with(a.claim_key, $7::text)
+    ORDER BY a.workarea_id, a.claim_key, a.version DESC
+) h
+WHERE h.text <> ''
+ORDER BY h.workarea_id, h.claim_key
+LIMIT $8
+`
+
+type PageHeadsParams struct {
+	TenantID      string
+	Workareas     []string
+	Allow         []string
+	Deny          []string
+	AfterWorkarea string
+	AfterPath     string
+	Prefix        string
+	MaxRows       int32
+}
+
+// The live pages (promoted heads that are not tombstones) inside the
+// subtrees (allow minus deny), of the given workareas only when any are
+// given, in (workarea id, path) order after a position, optionally under
+// a path prefix.
+func (q *Queries) PageHeads(ctx context.Context, db DBTX, arg PageHeadsParams) ([]AdmissionArtifact, error) {
+	rows, err := db.Query(ctx, pageHeads,
+		arg.TenantID,
+		arg.Workareas,
+		arg.Allow,
+		arg.Deny,
+		arg.AfterWorkarea,
+		arg.AfterPath,
+		arg.Prefix,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AdmissionArtifact
+	for rows.Next() {
+		var i AdmissionArtifact
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.ID,
+			&i.WorkareaID,
+			&i.WorkareaIDPath,
+			&i.ClaimKey,
+			&i.Version,
+			&i.Kind,
+			&i.Verb,
+			&i.State,
+			&i.Text,
+			&i.AuthorKeyID,
+			&i.AuthorPrincipal,
+			&i.Supersedes,
+			&i.SimulationID,
+			&i.Findings,
+			&i.Attachments,
+			&i.Envelope,
+			&i.Signature,
+			&i.RequiredApprovals,
+			&i.Approvals,
+			&i.SelfSigned,
+			&i.SubmittedAt,
+			&i.HeldExpiresAt,
+			&i.SettledAt,
+			&i.PromotedAt,
+			&i.LeasedUntil,
+			&i.PageVersion,
+			&i.BaseVersion,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const pageVersions = `-- name: PageVersions :many
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts
+WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind = 'page'
+  AND state = ANY($4::text[])
+  AND ($5::int = 0 OR version < $5::int)
+  AND ($6::text IS NULL OR author_principal = $6)
+ORDER BY version DESC
+LIMIT $7
+`
+
+type PageVersionsParams struct {
+	TenantID        string
+	WorkareaID      string
+	ClaimKey        string
+	States          []string
+	Before          int32
+	AuthorPrincipal *string
+	MaxRows         int32
+}
+
+// One page's versions in the given states, newest first, below a version
+// number (0 for no bound), optionally one author's only.
+func (q *Queries) PageVersions(ctx context.Context, db DBTX, arg PageVersionsParams) ([]AdmissionArtifact, error) {
+	rows, err := db.Query(ctx, pageVersions,
+		arg.TenantID,
+		arg.WorkareaID,
+		arg.ClaimKey,
+		arg.States,
+		arg.Before,
+		arg.AuthorPrincipal,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AdmissionArtifact
+	for rows.Next() {
+		var i AdmissionArtifact
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.ID,
+			&i.WorkareaID,
+			&i.WorkareaIDPath,
+			&i.ClaimKey,
+			&i.Version,
+			&i.Kind,
+			&i.Verb,
+			&i.State,
+			&i.Text,
+			&i.AuthorKeyID,
+			&i.AuthorPrincipal,
+			&i.Supersedes,
+			&i.SimulationID,
+			&i.Findings,
+			&i.Attachments,
+			&i.Envelope,
+			&i.Signature,
+			&i.RequiredApprovals,
+			&i.Approvals,
+			&i.SelfSigned,
+			&i.SubmittedAt,
+			&i.HeldExpiresAt,
+			&i.SettledAt,
+			&i.PromotedAt,
+			&i.LeasedUntil,
+			&i.PageVersion,
+			&i.BaseVersion,
 		); err != nil {
 			return nil, err
 		}

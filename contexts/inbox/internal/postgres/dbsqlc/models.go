@@ -141,6 +141,8 @@ type AdmissionArtifact struct {
 	SettledAt         *time.Time
 	PromotedAt        *time.Time
 	LeasedUntil       *time.Time
+	PageVersion       *string
+	BaseVersion       *string
 }
 
 type AdmissionPolicy struct {
@@ -311,6 +313,16 @@ type InboxWorkareaEvent struct {
 	TenantID   string
 	WorkareaID string
 	Events     int64
+}
+
+type KnowledgeVersion struct {
+	TenantID      string
+	ArtifactID    string
+	WorkareaID    string
+	Path          string
+	SourceSession *string
+	StaleAfter    *time.Time
+	CreatedAt     time.Time
 }
 
 type LineageDerivation struct {
