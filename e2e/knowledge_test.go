@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net/url"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -292,8 +293,8 @@ func TestKnowledgeResourcesPaging(t *testing.T) {
 	tm := newTeam(t, s)
 	const n = 104
 	for i := range n {
-		p := decode[kbPage](t, s.do(t, "PUT", "/v1/kb", tm.writer.Token, map[string]any{"workarea": tm.crew.ID,
-			"path": fmt.Sprintf("/fs/p/%03d #?.md", i), "content": fmt.Sprintf("page %d", i)}), 202)
+		q := url.Values{"workarea": {tm.crew.ID}, "path": {fmt.Sprintf("/fs/p/%03d #?.md", i)}}
+		p := decode[kbPage](t, s.do(t, "PUT", "/v1/kb?"+q.Encode(), tm.writer.Token, fmt.Sprintf("page %d", i)), 202)
 		decode[map[string]any](t, s.approveNext(t, tm.reviewer.Token, p.ArtifactID), 200)
 	}
 	cs := s.mcpSession(t, tm.reader.Token, "2026-07-28")
@@ -324,5 +325,43 @@ func TestKnowledgeResourcesPaging(t *testing.T) {
 	}
 	if !strings.Contains(all[3].URI, "/p/000%20%23%3F.md") {
 		t.Fatalf("percent-encoding: %s", all[3].URI)
+	}
+}
+
+// The CLI reaches the knowledge base like the tools: put from standard
+// input, get, list and history, each with --json; delete over HTTP.
+func TestKnowledgeCLI(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	cmd := exec.Command(bins.cli, "--json", "kb", "put", "/fs/runbook.md", "--workarea", tm.crew.ID, "--if-version", "absent")
+	cmd.Env = s.cliEnv(tm.writer.Token)
+	cmd.Stdin = strings.NewReader("# Runbook\n\nRestart the smelter feed first.\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kb put: %v %s", err, out)
+	}
+	var put kbPage
+	if err := jsonUnmarshal(string(out), &put); err != nil || put.State != "held" {
+		t.Fatalf("kb put: %s", out)
+	}
+	decode[map[string]any](t, s.approveNext(t, tm.reviewer.Token, put.ArtifactID), 200)
+	var got kbPage
+	if err := jsonUnmarshal(s.mustOML(t, tm.reader.Token, "--json", "kb", "get", "/fs/runbook.md", "--workarea", "universe.procurement.metals-crew"), &got); err != nil ||
+		got.Content != "# Runbook\n\nRestart the smelter feed first.\n" || got.State != "promoted" {
+		t.Fatalf("kb get: %+v %v", got, err)
+	}
+	if human := s.mustOML(t, tm.reader.Token, "kb", "list", "--workarea", tm.crew.ID); !strings.Contains(human, "/fs/runbook.md") {
+		t.Fatalf("kb list: %s", human)
+	}
+	if human := s.mustOML(t, tm.reader.Token, "kb", "history", "/fs/runbook.md", "--workarea", tm.crew.ID); !strings.Contains(human, put.Version) {
+		t.Fatalf("kb history: %s", human)
+	}
+	var del kbPage
+	if err := jsonUnmarshal(s.mustOML(t, tm.author2.Token, "--json", "kb", "delete", "/fs/runbook.md", "--workarea", tm.crew.ID, "--if-version", put.Version), &del); err != nil || !del.Deleted {
+		t.Fatalf("kb delete: %+v %v", del, err)
+	}
+	if _, errOut, err := s.oml(t, tm.reader.Token, "kb", "put", "/fs/x", "--workarea", tm.crew.ID, "--file", "/nonexistent"); err == nil || !strings.Contains(errOut, "nonexistent") {
+		t.Fatalf("a missing file: %v %s", err, errOut)
 	}
 }

@@ -208,7 +208,7 @@ func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
 	}
 	s.grant(t, tm.writer.KeyID, "universe.procurement", "dreamer.propose", "allow")
 	other := tm.promote(t, tm.author2, tm.reviewer, tm.crew.ID, "other", "Another supplier quoted 420 USD/t.")
-	page := decode[kbPage](t, s.do(t, "PUT", "/v1/kb", tm.author2.Token, map[string]any{"workarea": tm.crew.ID, "path": "/fs/plan.md", "content": "plan"}), 202)
+	page := decode[kbPage](t, s.do(t, "PUT", "/v1/kb?workarea="+tm.crew.ID+"&path=/fs/plan.md", tm.author2.Token, "plan"), 202)
 	decode[map[string]any](t, s.approveNext(t, tm.reviewer.Token, page.ArtifactID), 200)
 	asked := toolJSON[struct {
 		QuestionID string `json:"question_id"`

@@ -70,9 +70,16 @@ func (c *client) do(ctx context.Context, method, path string, body any, out any)
 	return c.doWith(ctx, method, path, nil, body, out)
 }
 
+// rawBody is a request body sent as it is (a page's bytes), not as JSON.
+type rawBody string
+
 // doWith is do with extra request headers (Idempotency-Key).
 func (c *client) doWith(ctx context.Context, method, path string, header http.Header, body any, out any) error {
 	var payload io.Reader
+	contentType := "application/json"
+	if raw, ok := body.(rawBody); ok {
+		payload, contentType, body = strings.NewReader(string(raw)), "text/plain; charset=utf-8", nil
+	}
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
@@ -91,7 +98,7 @@ func (c *client) doWith(ctx context.Context, method, path string, header http.He
 	if c.key != "" { // enrolment is the one call without a key
 		req.Header.Set("Authorization", "Bearer "+c.key)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {

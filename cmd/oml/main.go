@@ -82,6 +82,19 @@ commands:
                                     decide an approval (admin on its workarea), or an
                                     enrol_request: approving gives the agent's token role R
                                     (reader, writer, dreamer) and the grants
+  kb get PATH --workarea W [--version V]
+                                    read a knowledge-base page: its promoted head (your own
+                                    versions waiting for review listed), or an earlier version
+  kb put PATH --workarea W [--file F|-] [--if-version V|absent] [--stale-after T]
+                                    submit a page version from a file or standard input; held
+                                    until someone else approves it
+  kb list --workarea W [--prefix P] [--cursor C] [--limit N]
+                                    the workarea's promoted pages
+  kb history PATH --workarea W      the page's promoted versions, newest first
+  kb revert PATH VERSION --workarea W [--if-version V]
+                                    submit an earlier version's content as a new version
+  kb delete PATH --workarea W [--if-version V]
+                                    submit the page's deletion (held for review like a version)
   review [--workarea W]             review interactively: serve the next item, show it (lineage,
                                     findings, attachment material), then approve, reject (with a
                                     reason), skip or quit; goes on until the queue is empty
@@ -232,6 +245,8 @@ func (c *cli) dispatch(ctx context.Context, cmd string, args []string) error {
 		return c.attach(ctx, args)
 	case "version":
 		return c.version(ctx, args)
+	case "kb":
+		return c.kb(ctx, args)
 	case "enrol":
 		return c.enrol(ctx, args)
 	case "help", "-h", "--help":

@@ -218,3 +218,7 @@ func typeName(goType string) string {
 	}
 	return goType
 }
+
+// RawBody reads a request body that is not JSON (a page's bytes), within
+// the route's bound: over it is limit.size.
+func RawBody(r *http.Request) ([]byte, error) { return readBody(r) }

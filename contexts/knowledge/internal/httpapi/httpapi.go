@@ -5,6 +5,7 @@ package httpapi
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -62,14 +63,28 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// put is PUT /v1/kb: a page version, held for review (202).
+// put is PUT /v1/kb?workarea=&path=[&if_version=&stale_after=] with the
+// page's bytes as the body (so a 1 MiB page fits the /v1 body bound): a
+// page version, held for review (202).
 func (h *Handlers) put(w http.ResponseWriter, r *http.Request) error {
-	var in wire.PutIn
-	if err := transport.Decode(r, &in); err != nil {
+	q, err := transport.Query(r, "workarea", "path", "if_version", "stale_after")
+	if err != nil {
 		return err
 	}
-	v, replayed, err := h.svc.Put(r.Context(), app.Put{Workarea: in.Workarea, Path: in.Path, Content: in.Content,
-		IfVersion: in.IfVersion, StaleAfter: in.StaleAfter})
+	var stale *time.Time
+	if q["stale_after"] != "" {
+		t, err := time.Parse(time.RFC3339, q["stale_after"])
+		if err != nil {
+			return errs.Invalid("stale_after: want an RFC 3339 time")
+		}
+		stale = &t
+	}
+	body, err := transport.RawBody(r)
+	if err != nil {
+		return err
+	}
+	v, replayed, err := h.svc.Put(r.Context(), app.Put{Workarea: q["workarea"], Path: q["path"], Content: string(body),
+		IfVersion: q["if_version"], StaleAfter: stale})
 	if err != nil {
 		return err
 	}

@@ -72,15 +72,6 @@ func utc(t *time.Time) *time.Time {
 	return &u
 }
 
-// PutIn is the body of PUT /v1/kb.
-type PutIn struct {
-	Workarea   string     `json:"workarea"`
-	Path       string     `json:"path"`
-	Content    string     `json:"content"`
-	IfVersion  string     `json:"if_version,omitempty"`
-	StaleAfter *time.Time `json:"stale_after,omitempty"`
-}
-
 // HistoryIn is the input of brain_history.
 type HistoryIn struct {
 	Store    string `json:"store,omitempty" jsonschema:"project (the only store with history)"`
