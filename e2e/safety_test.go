@@ -230,6 +230,7 @@ func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
 		"brain_put":          {"store": "session", "session": pre.SessionID, "path": "/kv/step", "content": "2"},
 		"brain_list":         {"session": pre.SessionID, "prefix": "/fs/"},
 		"brain_history":      {"workarea": tm.crew.ID, "path": "/fs/plan.md"},
+		"search":             {"query": "Accra plan", "workarea": tm.crew.ID},
 		"brain_revert":       {"workarea": tm.crew.ID, "path": "/fs/plan.md", "version": page.Version},
 		"version":            {},
 		"whoami":             {},

@@ -70,6 +70,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		claims   = &claimsPort{}
 		readable = &readablePort{}
 		enrolBox = &enrolInboxPort{}
+		ownSess  = &searchSessions{}
 	)
 	sims := audit.NewAudiences(db)
 	acc := access.New(access.Deps{
@@ -79,7 +80,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 			PerHour: cfg.EnrolPerHour},
 		TrustProxy: cfg.TrustProxy, EnrolInbox: enrolBox,
 	})
-	ret, err := retrieval.New(retrieval.Deps{DB: db, Access: retrievalAccess{acc, sims}, Embedder: embedderConfig(cfg)})
+	ret, err := retrieval.New(retrieval.Deps{DB: db, Access: retrievalAccess{acc, sims}, Sessions: ownSess, Embedder: embedderConfig(cfg)})
 	if err != nil {
 		return nil, err
 	}
@@ -100,9 +101,11 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 	})
 	edges.m, claims.m, readable.m = lin, adm, adm
 	kb := knowledge.New(knowledge.Deps{DB: db, Access: knowledgeAccess{acc}, Admission: knowledgeAdmission{adm}})
-	ses := sessions.New(sessions.Deps{DB: db, Journal: j, Idempotency: idem, Access: sessionsAccess{acc}, KB: sessionsKB{kb}})
+	ses := sessions.New(sessions.Deps{DB: db, Journal: j, Idempotency: idem, Access: sessionsAccess{acc}, KB: sessionsKB{kb},
+		Search: brainSearch{ret}})
+	ownSess.m = ses
 	listener := pg.NewListener(db, log, inbox.WakeChannel)
-	inb := inbox.New(inbox.Deps{DB: db, Journal: j, Idempotency: idem, Access: inboxAccess{acc, sims}, Enrolments: enrolmentsPort{acc},
+	inb := inbox.New(inbox.Deps{DB: db, Journal: j, Idempotency: idem, Access: inboxAccess{acc, sims}, Enrolments: enrolmentsPort{acc}, Search: inboxSearch{ret},
 		Listener: listener, Sessions: briefSessions{ses},
 		Limits: inbox.Limits{EventsPerWorkarea: cfg.EventsPerWorkarea, OpenMax: cfg.InboxOpenMax}})
 	enrolBox.m = inb

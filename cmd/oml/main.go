@@ -95,6 +95,9 @@ commands:
                                     submit an earlier version's content as a new version
   kb delete PATH --workarea W [--if-version V]
                                     submit the page's deletion (held for review like a version)
+  search QUERY [--workarea W | --session S] [--limit N]
+                                    search feed events, promoted knowledge-base pages and your
+                                    own session brains
   review [--workarea W]             review interactively: serve the next item, show it (lineage,
                                     findings, attachment material), then approve, reject (with a
                                     reason), skip or quit; goes on until the queue is empty
@@ -247,6 +250,8 @@ func (c *cli) dispatch(ctx context.Context, cmd string, args []string) error {
 		return c.version(ctx, args)
 	case "kb":
 		return c.kb(ctx, args)
+	case "search":
+		return c.search(ctx, args)
 	case "enrol":
 		return c.enrol(ctx, args)
 	case "help", "-h", "--help":

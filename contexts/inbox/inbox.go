@@ -43,6 +43,8 @@ type (
 	// Enrolments is the access context as an enrolment's decision needs
 	// it.
 	Enrolments = app.Enrolments
+	// Search is the retrieval context's search corpus.
+	Search = app.Search
 	// EnrolGrant is one grant an enrolment approval gives.
 	EnrolGrant = app.EnrolGrant
 )
@@ -60,8 +62,10 @@ type Deps struct {
 	Access      Access
 	// Enrolments decides enrolment requests (the access context).
 	Enrolments Enrolments
-	Limits     Limits
-	Now        func() time.Time
+	// Search indexes coordination records for search (retrieval).
+	Search Search
+	Limits Limits
+	Now    func() time.Time
 }
 
 // Module is the inbox context.
@@ -81,7 +85,7 @@ func New(d Deps) *Module {
 	}
 	q := newQuiet(remote)
 	svc := &app.Service{Access: d.Access, Enrolments: d.Enrolments, Journal: d.Journal, Repo: repo, Notices: repo, Tx: d.DB, Limits: d.Limits, Now: d.Now,
-		Wakes: pgWakes{db: d.DB, listener: d.Listener, quiet: q}, Sessions: d.Sessions}
+		Wakes: pgWakes{db: d.DB, listener: d.Listener, quiet: q}, Sessions: d.Sessions, Search: d.Search}
 	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency), idem: d.Idempotency, quiet: q}
 }
 

@@ -43,6 +43,16 @@ type (
 	TenantReindex = app.TenantReindex
 	// ReadLog is one read as the read log records it.
 	ReadLog = app.ReadLog
+	// Sessions is the sessions context as search needs it.
+	Sessions = app.Sessions
+	// SearchRow is a row another context makes searchable.
+	SearchRow = app.SearchRow
+)
+
+// The search corpora other contexts push rows into.
+const (
+	CorpusEvent = app.CorpusEvent
+	CorpusBrain = app.CorpusBrain
 )
 
 // The read operations the read log records.
@@ -64,6 +74,7 @@ type EmbedderConfig struct {
 type Deps struct {
 	DB       *pg.DB
 	Access   Access
+	Sessions Sessions
 	Embedder EmbedderConfig
 	Now      func() time.Time
 }
@@ -92,7 +103,8 @@ func New(d Deps) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := app.New(app.Deps{Repo: postgres.New(d.DB), Access: d.Access, Embedder: e, Tx: d.DB, Now: d.Now,
+	repo := postgres.New(d.DB)
+	svc := app.New(app.Deps{Repo: repo, SearchRepo: repo, Sessions: d.Sessions, Access: d.Access, Embedder: e, Tx: d.DB, Now: d.Now,
 		Fusion: domain.DefaultFusion, Feedback: domain.DefaultFeedback})
 	return &Module{svc: svc, http: httpapi.New(svc)}, nil
 }
@@ -101,7 +113,30 @@ func New(d Deps) (*Module, error) {
 func (m *Module) Routes(r chi.Router) { m.http.Routes(r) }
 
 // Tools registers the MCP tools.
-func (m *Module) Tools(t *transport.Tools) { mcptools.Register(t, m.svc) }
+func (m *Module) Tools(t *transport.Tools) {
+	mcptools.Register(t, m.svc)
+	mcptools.RegisterSearch(t, m.svc)
+}
+
+// IndexSearchRow makes a row searchable, in the caller's unit of work.
+func (m *Module) IndexSearchRow(ctx context.Context, r SearchRow) error {
+	return m.svc.IndexSearchRow(ctx, r)
+}
+
+// DropSearchRow removes a searchable row, in the caller's unit of work.
+func (m *Module) DropSearchRow(ctx context.Context, tenant, corpus, id string) error {
+	return m.svc.DropSearchRow(ctx, tenant, corpus, id)
+}
+
+// DropSearchSession removes a session's brain rows (a prune).
+func (m *Module) DropSearchSession(ctx context.Context, tenant, session string) error {
+	return m.svc.DropSearchSession(ctx, tenant, session)
+}
+
+// CopySearchSession copies a session's brain rows to a fork.
+func (m *Module) CopySearchSession(ctx context.Context, tenant, from, to string) error {
+	return m.svc.CopySearchSession(ctx, tenant, from, to)
+}
 
 // Prepare embeds a submission's text outside any transaction.
 func (m *Module) Prepare(ctx context.Context, text string) (Prepared, error) {

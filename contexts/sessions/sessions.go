@@ -36,6 +36,8 @@ type (
 	Workarea = app.Workarea
 	// KeyAt is another key of the caller's tenant at a workarea.
 	KeyAt = app.KeyAt
+	// BrainSearch is the retrieval context's search corpus for brains.
+	BrainSearch = app.BrainSearch
 	// KnowledgeBase is the knowledge context as the brain tools reach it.
 	KnowledgeBase = app.KnowledgeBase
 	// KBPage is a knowledge-base page version as the brain tools show it.
@@ -60,6 +62,7 @@ type Deps struct {
 	Idempotency *idempotency.Store
 	Access      Access
 	KB          KnowledgeBase
+	Search      BrainSearch
 	Now         func() time.Time
 }
 
@@ -72,7 +75,7 @@ type Module struct {
 
 // New assembles the context.
 func New(d Deps) *Module {
-	svc := app.New(app.Deps{Repo: postgres.New(d.DB), Brains: postgres.NewBrains(d.DB), KB: d.KB, Access: d.Access, Journal: d.Journal, Tx: d.DB, Now: d.Now})
+	svc := app.New(app.Deps{Repo: postgres.New(d.DB), Brains: postgres.NewBrains(d.DB), KB: d.KB, Search: d.Search, Access: d.Access, Journal: d.Journal, Tx: d.DB, Now: d.Now})
 	return &Module{svc: svc, http: httpapi.New(svc), idem: d.Idempotency}
 }
 
@@ -90,4 +93,10 @@ func (m *Module) Tools(t *transport.Tools) {
 // previous_session); ok is false when there is none.
 func (m *Module) Previous(ctx context.Context, workareaID string) (Session, bool, error) {
 	return m.svc.Previous(ctx, workareaID)
+}
+
+// OwnSessions lists the caller principal's sessions that are not pruned,
+// the most recently active first, at most limit (search's brains).
+func (m *Module) OwnSessions(ctx context.Context, limit int) ([]string, error) {
+	return m.svc.OwnSessions(ctx, limit)
 }

@@ -48,3 +48,11 @@ SELECT * FROM sessions.sessions
 WHERE tenant_id = @tenant_id AND workarea_id = @workarea_id AND owner_principal_id = @owner_principal_id
 ORDER BY updated_at DESC, id DESC
 LIMIT @max_rows;
+
+-- name: SessionsOwned :many
+-- The principal's sessions whose brains it may read (not pruned), most
+-- recently active first (search confines brain hits to these).
+SELECT id FROM sessions.sessions
+WHERE tenant_id = $1 AND owner_principal_id = $2 AND status <> 'pruned'
+ORDER BY updated_at DESC
+LIMIT @max_rows;

@@ -154,6 +154,9 @@ func (s *Service) Post(ctx context.Context, a Ask) (domain.Item, error) {
 	if err != nil {
 		return domain.Item{}, err
 	}
+	if err := s.searchable(ctx, c.TenantID, ev, w.ID, w.IDPath, string(a.Kind), c.Principal, a.Body); err != nil {
+		return domain.Item{}, err
+	}
 	it.ID, it.Seq, it.CreatedAt = ev.ID, ev.Seq, ev.At
 	if it.ExpiresAt != nil {
 		at := ev.At.Add(d.After)
@@ -214,6 +217,9 @@ func (s *Service) AppendSignal(ctx context.Context, sig Signal) (Posted, error) 
 		Type: domain.FeedPrefix + sig.Kind, Actor: c.KeyID, Workarea: w.ID, Payload: payload,
 	})
 	if err != nil {
+		return Posted{}, err
+	}
+	if err := s.searchable(ctx, c.TenantID, ev, w.ID, w.IDPath, sig.Kind, c.Principal, sig.Body); err != nil {
 		return Posted{}, err
 	}
 	return Posted{EventID: ev.ID, Seq: ev.Seq, Kind: sig.Kind, Workarea: w.ID, At: ev.At}, nil
@@ -373,6 +379,11 @@ func (s *Service) resolve(ctx context.Context, it domain.Item, actorKey, by stri
 	if err != nil {
 		return it, err
 	}
+	if b, _ := payload["body"].(string); typ == domain.FeedPrefix+"answer" && b != "" {
+		if err := s.searchable(ctx, it.TenantID, ev, it.WorkareaID, it.IDPath, "answer", by, b); err != nil {
+			return it, err
+		}
+	}
 	it.Status, it.ResolvedBy, it.ResolutionBody, it.Expired = st, by, body, expired
 	it.AnswerEventID, it.Seq = ev.ID, ev.Seq
 	at := ev.At
@@ -441,6 +452,17 @@ func (s *Service) append(ctx context.Context, tenant string, e journal.Event) (j
 		}
 	}
 	return ev, nil
+}
+
+// searchable hands a coordination record to search (when wired).
+func (s *Service) searchable(ctx context.Context, tenant string, ev journal.Appended, workarea, idPath, kind, actor, body string) error {
+	if s.Search == nil || body == "" {
+		return nil
+	}
+	if err := s.Search.IndexEvent(ctx, tenant, ev.ID, workarea, idPath, kind, actor, body, ev.At); err != nil {
+		return fmt.Errorf("index for search: %w", err)
+	}
+	return nil
 }
 
 // EnrolRequest puts an enrolment request in the admins' inbox: an item of

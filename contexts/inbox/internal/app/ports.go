@@ -144,3 +144,10 @@ type Notices interface {
 	Subscriptions(ctx context.Context, tenant, principalID string, lock bool) ([]domain.Subscription, error)
 	SubscriptionCursorSet(ctx context.Context, tenant, id string, seq int64) error
 }
+
+// Search is the retrieval context's search corpus: coordination records
+// with a body are searchable by every reader of their workarea, from the
+// unit of work that records them.
+type Search interface {
+	IndexEvent(ctx context.Context, tenant, id, workareaID, workareaIDPath, kind, actor, body string, at time.Time) error
+}

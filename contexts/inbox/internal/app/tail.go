@@ -23,8 +23,10 @@ type Service struct {
 	Tx         Transactor
 	Limits     Limits
 	Wakes      Wakes
-	Sessions   Sessions
-	Now        func() time.Time
+	// Search, when set, indexes coordination records for search.
+	Search   Search
+	Sessions Sessions
+	Now      func() time.Time
 }
 
 func (s *Service) now() time.Time {

@@ -15,12 +15,15 @@ import (
 
 // Deps are the service's ports.
 type Deps struct {
-	Repo     Repository
-	Access   Access
-	Embedder Embedder
-	Tx       Transactor
-	Now      func() time.Time
-	Fusion   domain.Fusion
+	Repo Repository
+	// SearchRepo and Sessions serve search (nil: recall only).
+	SearchRepo SearchRepo
+	Sessions   Sessions
+	Access     Access
+	Embedder   Embedder
+	Tx         Transactor
+	Now        func() time.Time
+	Fusion     domain.Fusion
 	// Feedback is the vector leg's pseudo-relevance feedback; the zero
 	// value turns it off (the module wires domain.DefaultFeedback).
 	Feedback domain.Feedback

@@ -24,6 +24,25 @@ func New(svc *app.Service) *Handlers { return &Handlers{svc: svc} }
 func (h *Handlers) Routes(r chi.Router) {
 	r.Post("/recall", transport.Handler(h.recall))
 	r.Get("/read-log", transport.Handler(h.readLog))
+	r.Get("/search", transport.Handler(h.search))
+}
+
+// search is GET /v1/search?query=&workarea=|session_id=&limit=.
+func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
+	q, err := transport.Query(r, "query", "workarea", "session_id", "limit")
+	if err != nil {
+		return err
+	}
+	limit, err := transport.QueryInt(q, "limit")
+	if err != nil {
+		return err
+	}
+	hits, err := h.svc.Search(r.Context(), app.SearchQuery{Query: q["query"], Workarea: q["workarea"], SessionID: q["session_id"], Limit: limit})
+	if err != nil {
+		return err
+	}
+	transport.WriteJSON(w, http.StatusOK, wire.ToSearchOut(hits))
+	return nil
 }
 
 // readLog is GET /v1/read-log?key_id=&workarea=&cursor=&limit=.

@@ -1,4 +1,4 @@
-// Package mcptools registers oml_recall.
+// Package mcptools registers oml_recall and search.
 package mcptools
 
 import (
@@ -24,5 +24,24 @@ func Register(t *transport.Tools, svc *app.Service) {
 			return wire.RecallOut{}, err
 		}
 		return wire.ToRecallOut(res), nil
+	})
+}
+
+// RegisterSearch adds search (issue 15, seed 002).
+func RegisterSearch(t *transport.Tools, svc *app.Service) {
+	transport.Add(t, transport.ToolSpec{
+		Name:  "search",
+		Title: "Search",
+		Description: "Full-text search over feed events (signals, questions, answers, approvals), promoted knowledge-base " +
+			"pages and your own session brains, ranked like recall's full-text leg: in a workarea's subtree, in one " +
+			"of your sessions (session_id: its brain only), or everything this key may read. A hit is only ever a row " +
+			"you may read: nobody's held version, nobody else's brain. For promoted memories use oml_recall.",
+		ReadOnly: true, Idempotent: true,
+	}, func(ctx context.Context, in wire.SearchIn) (wire.SearchOut, error) {
+		hits, err := svc.Search(ctx, in.ToQuery())
+		if err != nil {
+			return wire.SearchOut{}, err
+		}
+		return wire.ToSearchOut(hits), nil
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/omlhub/oml/contexts/sessions/internal/domain"
 	"github.com/omlhub/oml/platform/auth"
@@ -30,6 +31,17 @@ type Brains interface {
 	Copy(ctx context.Context, tenant, from, to string) error
 	// Drop deletes a brain (a pruned session's).
 	Drop(ctx context.Context, tenant, session string) error
+}
+
+// BrainSearch is the retrieval context's search corpus: a brain's
+// entries are searchable by the session's owner alone (search asks which
+// sessions the caller owns), kept in step in the unit of work that changes
+// the brain.
+type BrainSearch interface {
+	IndexBrainEntry(ctx context.Context, tenant string, sess domain.Session, path, content, byKey string, at time.Time) error
+	DropBrainEntry(ctx context.Context, tenant, session, path string) error
+	CopyBrain(ctx context.Context, tenant, from, to string) error
+	DropBrain(ctx context.Context, tenant, session string) error
 }
 
 // BrainUsage is what a brain holds: entries, bytes, and the bytes at one
@@ -223,6 +235,11 @@ func (s *Service) BrainPut(ctx context.Context, ref BrainRef, path, content, ifV
 		if err := s.Brains.Put(ctx, c.TenantID, sess.ID, e, c.KeyID); err != nil {
 			return fmt.Errorf("write brain entry: %w", err)
 		}
+		if s.Search != nil {
+			if err := s.Search.IndexBrainEntry(ctx, c.TenantID, sess, path, content, c.KeyID, e.UpdatedAt); err != nil {
+				return fmt.Errorf("index brain entry for search: %w", err)
+			}
+		}
 		return s.record(ctx, c, "brain.put", sess, map[string]any{"path": path, "version": e.Version, "size_bytes": e.Size, "created": created})
 	})
 	return sess, e, created, err
@@ -259,6 +276,11 @@ func (s *Service) BrainDelete(ctx context.Context, ref BrainRef, path, ifVersion
 		}
 		if _, err := s.Brains.Delete(ctx, c.TenantID, sess.ID, path); err != nil {
 			return fmt.Errorf("delete brain entry: %w", err)
+		}
+		if s.Search != nil {
+			if err := s.Search.DropBrainEntry(ctx, c.TenantID, sess.ID, path); err != nil {
+				return fmt.Errorf("drop brain entry from search: %w", err)
+			}
 		}
 		return s.record(ctx, c, "brain.delete", sess, map[string]any{"path": path, "version": stored})
 	})

@@ -325,3 +325,13 @@ func setup(t *testing.T) fixture {
 	return fixture{svc: svc, brains: brains, repo: repo, journal: j,
 		alice: ctx("alice"), bob: ctx("bob"), reader: ctx("reader"), admin: ctx("admin"), foreign: ctx("foreign")}
 }
+
+func (r *fakeRepo) Owned(_ context.Context, _, principal string, limit int) ([]string, error) {
+	var out []string
+	for _, s := range r.sessions {
+		if s.Owner.PrincipalID == principal && s.Status != domain.Pruned && len(out) < limit {
+			out = append(out, s.ID)
+		}
+	}
+	return out, nil
+}

@@ -150,3 +150,14 @@ func (s *Service) Promote(ctx context.Context, from BrainRef, path, to, workarea
 	return s.KB.Put(ctx, PagePut{Workarea: workarea, Path: to, Content: string(e.Content), IfVersion: ifVersion,
 		StaleAfter: staleAfter, SourceSession: sess.ID})
 }
+
+// OwnSessions lists the caller principal's sessions that are not pruned
+// (whose brains it reads), the most recently active first, at most limit:
+// search confines brain hits to them.
+func (s *Service) OwnSessions(ctx context.Context, limit int) ([]string, error) {
+	c, err := auth.ContentCaller(ctx, "search")
+	if err != nil {
+		return nil, err
+	}
+	return s.Repo.Owned(ctx, c.TenantID, c.PrincipalID, limit)
+}

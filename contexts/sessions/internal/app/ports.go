@@ -69,6 +69,9 @@ type ListQuery struct {
 // Repository is the sessions context's storage. Reads "ForUpdate" lock
 // the row for the caller's unit of work.
 type Repository interface {
+	// Owned lists a principal's sessions that are not pruned, the most
+	// recently active first, at most limit.
+	Owned(ctx context.Context, tenant, principal string, limit int) ([]string, error)
 	// Insert stores a new session; false when (workarea, owner, name) is
 	// already taken (a concurrent start won).
 	Insert(ctx context.Context, s domain.Session) (bool, error)

@@ -19,7 +19,9 @@ type Deps struct {
 	Brains Brains
 	// KB is the knowledge base the brain tools reach with store
 	// "project" (nil: none).
-	KB      KnowledgeBase
+	KB KnowledgeBase
+	// Search keeps brains searchable by their owners (nil: not searched).
+	Search  BrainSearch
 	Access  Access
 	Journal Journal
 	Tx      Transactor
@@ -268,6 +270,11 @@ func (s *Service) Prune(ctx context.Context, id string) (domain.Session, error) 
 		}
 		if err := s.Brains.Drop(ctx, c.TenantID, sess.ID); err != nil {
 			return fmt.Errorf("drop brain: %w", err)
+		}
+		if s.Search != nil {
+			if err := s.Search.DropBrain(ctx, c.TenantID, sess.ID); err != nil {
+				return fmt.Errorf("drop brain from search: %w", err)
+			}
 		}
 		out = sess
 		return s.record(ctx, c, "session.prune", sess, map[string]any{})

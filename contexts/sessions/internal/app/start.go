@@ -166,6 +166,11 @@ func (s *Service) pickup(ctx context.Context, c auth.Caller, w Workarea, me doma
 	if err := s.Brains.Copy(ctx, c.TenantID, src.ID, fork.ID); err != nil {
 		return Started{}, fmt.Errorf("copy brain: %w", err)
 	}
+	if s.Search != nil {
+		if err := s.Search.CopyBrain(ctx, c.TenantID, src.ID, fork.ID); err != nil {
+			return Started{}, fmt.Errorf("copy brain for search: %w", err)
+		}
+	}
 	return Started{Session: fork, Mode: domain.Forked, HandoffNote: note},
 		s.record(ctx, c, "session.fork", fork, map[string]any{"forked_from": src.ID, "source_owner": src.Owner.Principal})
 }

@@ -162,3 +162,8 @@ func (r *Repository) ActiveOf(ctx context.Context, tenant, key string) ([]app.Ac
 func (r *Repository) ClearActive(ctx context.Context, tenant, session string) error {
 	return r.q.ActiveClear(ctx, r.conn(ctx), dbsqlc.ActiveClearParams{TenantID: tenant, SessionID: session})
 }
+
+// Owned lists a principal's sessions that are not pruned.
+func (r *Repository) Owned(ctx context.Context, tenant, principal string, limit int) ([]string, error) {
+	return r.q.SessionsOwned(ctx, r.conn(ctx), dbsqlc.SessionsOwnedParams{TenantID: tenant, OwnerPrincipalID: principal, MaxRows: int32(limit)})
+}

@@ -417,6 +417,20 @@ type RetrievalReadLog struct {
 	Simulations []string
 }
 
+type RetrievalSearchRow struct {
+	TenantID       string
+	Corpus         string
+	RowID          string
+	WorkareaID     string
+	WorkareaIDPath string
+	SessionID      *string
+	Title          string
+	Body           string
+	Tsv            interface{}
+	Actor          string
+	At             time.Time
+}
+
 type RetrievalStaged struct {
 	TenantID       string
 	ArtifactID     string

@@ -340,3 +340,38 @@ func (q *Queries) SessionsList(ctx context.Context, db DBTX, arg SessionsListPar
 	}
 	return items, nil
 }
+
+const sessionsOwned = `-- name: SessionsOwned :many
+SELECT id FROM sessions.sessions
+WHERE tenant_id = $1 AND owner_principal_id = $2 AND status <> 'pruned'
+ORDER BY updated_at DESC
+LIMIT $3
+`
+
+type SessionsOwnedParams struct {
+	TenantID         string
+	OwnerPrincipalID string
+	MaxRows          int32
+}
+
+// The principal's sessions whose brains it may read (not pruned), most
+// recently active first (search confines brain hits to these).
+func (q *Queries) SessionsOwned(ctx context.Context, db DBTX, arg SessionsOwnedParams) ([]string, error) {
+	rows, err := db.Query(ctx, sessionsOwned, arg.TenantID, arg.OwnerPrincipalID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
