@@ -51,6 +51,13 @@ echo
 go test -run '^$' -bench Brain -benchtime "${N_BRAIN:-1000}x" -count "$COUNT" ./cmd/oml-server | tee var/bench/brain.txt | awk -f scripts/benchtable.awk
 
 echo
+echo "## Search over ${SEARCH_ROWS:-100000} mixed rows (events, pages, own brains) at three scope widths"
+echo
+echo "\`SEARCH_ROWS=${SEARCH_ROWS:-100000} go test -run '^\$' -bench Search -benchtime ${N_SEARCH:-500}x -count $COUNT ./cmd/oml-server\`"
+echo
+SEARCH_ROWS=${SEARCH_ROWS:-100000} go test -run '^$' -bench 'Search$' -benchtime "${N_SEARCH:-500}x" -count "$COUNT" ./cmd/oml-server | tee var/bench/search.txt | awk -f scripts/benchtable.awk
+
+echo
 echo "## The evidence export of ${EVIDENCE_EVENTS:-100000} journal events"
 echo
 echo "\`EVIDENCE_EVENTS=${EVIDENCE_EVENTS:-100000} go test -run '^\$' -bench EvidenceExport -benchtime 1x ./cmd/oml-server\`"

@@ -32,7 +32,12 @@ func BenchmarkBrain(b *testing.B) {
 // startSession starts (or resumes) the writer's session named name over
 // MCP and returns its id.
 func (e *benchEnv) startSession(b *testing.B, name string) string {
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"session_start","arguments":{"workarea":%q,"name":%q}}}`, e.workarea, name)
+	return e.startSessionIn(b, e.workarea, name)
+}
+
+// startSessionIn is startSession in another workarea.
+func (e *benchEnv) startSessionIn(b *testing.B, workarea, name string) string {
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"session_start","arguments":{"workarea":%q,"name":%q}}}`, workarea, name)
 	req, _ := http.NewRequest("POST", e.srv.URL+"/mcp", bytes.NewBufferString(body))
 	req.Header.Set("Authorization", "Bearer "+e.key)
 	req.Header.Set("Content-Type", "application/json")

@@ -36,7 +36,8 @@ type benchEnv struct {
 	reviewerKey   string
 	reviewerKeyID string
 	workarea      string
-	seeded        bool // seedRecall ran
+	seeded        bool   // seedRecall ran
+	searchKey     string // searchCorpus ran: the searcher's token
 }
 
 var (

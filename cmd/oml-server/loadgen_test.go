@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 type loadSpec struct {
 	// select1 | http | mcp | remember | review | review_web | recall_http |
 	// recall_mcp | remember_http (= remember) | remember_mcp | brain_put |
-	// brain_get
+	// brain_get | search_http
 	Target      string `json:"target"`
 	Concurrency int    `json:"c"`
 	N           int    `json:"n"`
@@ -46,6 +46,9 @@ type loadSpec struct {
 	// The brain targets: the writer's running session and the value size.
 	Session string `json:"session,omitempty"`
 	Size    int    `json:"size,omitempty"`
+	// The search target: its key and scope ("" for everything).
+	SearchKey string `json:"search_key,omitempty"`
+	Scope     string `json:"scope,omitempty"`
 }
 
 // brainSlots is how many paths the brain targets cycle through.
@@ -254,6 +257,13 @@ func (g *generator) once() (time.Duration, error) {
 		}
 		start = time.Now()
 		_, err = g.send("POST", "/mcp", s.Key, string(body), 200)
+		return time.Since(start), err
+	case "search_http":
+		q := url.Values{"query": {searchQuery}, "limit": {"20"}}
+		if s.Scope != "" {
+			q.Set("workarea", s.Scope)
+		}
+		_, err := g.send("GET", "/v1/search?"+q.Encode(), s.SearchKey, "", 200)
 		return time.Since(start), err
 	case "review":
 		b, err := g.send("POST", "/v1/reviews/serve", s.ReviewerKey, "", 200)

@@ -25,27 +25,33 @@ WHERE s.tenant_id = @tenant_id::text AND s.session_id = @from_session::text;
 -- name: Search :many
 -- Ranked full-text hits over feed events, the caller's own session
 -- brains and promoted knowledge-base pages, inside the readable subtrees
--- (allow minus deny) under scope; brains only of the sessions given.
-WITH q AS (
+-- (allow minus deny) under scope; brains only of the sessions given. The
+-- matches come from the GIN indexes first (materialized, so a cached
+-- generic plan cannot walk a whole subtree by its path index instead),
+-- then the subtrees and sessions filter them.
+WITH q AS MATERIALIZED (
     SELECT websearch_to_tsquery(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig), @query::text) AS tsq
+), rows AS MATERIALIZED (
+    SELECT r.corpus, r.row_id, r.workarea_id, r.workarea_id_path, r.session_id, r.title, r.actor, r.at, ts_rank_cd(r.tsv, q.tsq)::float8 AS rank
+    FROM retrieval.search_rows r, q
+    WHERE r.tenant_id = @tenant_id AND r.tsv @@ q.tsq
+), pages AS MATERIALIZED (
+    SELECT e.artifact_id, e.workarea_id, e.workarea_id_path, e.claim_key, e.promoted_at, ts_rank_cd(e.tsv, q.tsq)::float8 AS rank
+    FROM retrieval.entries e, q
+    WHERE e.tenant_id = @tenant_id AND @pages::bool AND e.kind = 'page' AND e.tsv @@ q.tsq
 )
 SELECT h.corpus, h.row_id, h.workarea_id, h.session_id, h.title, h.actor, h.at, h.rank
 FROM (
-    SELECT r.corpus, r.row_id, r.workarea_id, r.session_id, r.title, r.actor, r.at, ts_rank_cd(r.tsv, q.tsq)::float8 AS rank
-    FROM retrieval.search_rows r, q
-    WHERE r.tenant_id = @tenant_id AND r.tsv @@ q.tsq
-      AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> r.workarea_id_path
-      AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> r.workarea_id_path)
-      AND r.workarea_id_path <@ CAST(sqlc.arg(scope)::text AS ltree)
-      AND ((r.corpus = 'event' AND @events::bool) OR (r.corpus = 'brain' AND r.session_id = ANY(@sessions::text[])))
+    SELECT r.corpus, r.row_id, r.workarea_id, r.workarea_id_path, r.session_id, r.title, r.actor, r.at, r.rank
+    FROM rows r
+    WHERE (r.corpus = 'event' AND @events::bool) OR (r.corpus = 'brain' AND r.session_id = ANY(@sessions::text[]))
     UNION ALL
-    SELECT 'page', e.artifact_id, e.workarea_id, NULL, e.claim_key, '', e.promoted_at, ts_rank_cd(e.tsv, q.tsq)::float8
-    FROM retrieval.entries e, q
-    WHERE e.tenant_id = @tenant_id AND @pages::bool AND e.kind = 'page' AND e.tsv @@ q.tsq
-      AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> e.workarea_id_path
-      AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> e.workarea_id_path)
-      AND e.workarea_id_path <@ CAST(sqlc.arg(scope)::text AS ltree)
+    SELECT 'page', p.artifact_id, p.workarea_id, p.workarea_id_path, NULL, p.claim_key, '', p.promoted_at, p.rank
+    FROM pages p
 ) h
+WHERE CAST(sqlc.arg(allow)::text[] AS ltree[]) @> h.workarea_id_path
+  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> h.workarea_id_path)
+  AND h.workarea_id_path <@ CAST(sqlc.arg(scope)::text AS ltree)
 ORDER BY h.rank DESC, h.row_id
 LIMIT @max_rows;
 
@@ -58,7 +64,7 @@ WITH q AS (
 )
 SELECT r.row_id, ts_headline(t.cfg, left(r.body, 65536), t.tsq, 'MaxFragments=2, MaxWords=24, MinWords=8, StartSel=**, StopSel=**')::text AS snippet
 FROM retrieval.search_rows r, t
-WHERE r.tenant_id = @tenant_id AND r.row_id = ANY(@rows::text[])
+WHERE r.tenant_id = @tenant_id AND r.corpus IN ('event', 'brain') AND r.row_id = ANY(@rows::text[])
 UNION ALL
 SELECT e.artifact_id, ts_headline(t.cfg, left(e.text, 65536), t.tsq, 'MaxFragments=2, MaxWords=24, MinWords=8, StartSel=**, StopSel=**')::text
 FROM retrieval.entries e, t

@@ -11,40 +11,43 @@ import (
 )
 
 const search = `-- name: Search :many
-WITH q AS (
-    SELECT websearch_to_tsquery(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english'::regconfig), $9::text) AS tsq
+WITH q AS MATERIALIZED (
+    SELECT websearch_to_tsquery(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $7), 'english'::regconfig), $8::text) AS tsq
+), rows AS MATERIALIZED (
+    SELECT r.corpus, r.row_id, r.workarea_id, r.workarea_id_path, r.session_id, r.title, r.actor, r.at, ts_rank_cd(r.tsv, q.tsq)::float8 AS rank
+    FROM retrieval.search_rows r, q
+    WHERE r.tenant_id = $7 AND r.tsv @@ q.tsq
+), pages AS MATERIALIZED (
+    SELECT e.artifact_id, e.workarea_id, e.workarea_id_path, e.claim_key, e.promoted_at, ts_rank_cd(e.tsv, q.tsq)::float8 AS rank
+    FROM retrieval.entries e, q
+    WHERE e.tenant_id = $7 AND $9::bool AND e.kind = 'page' AND e.tsv @@ q.tsq
 )
 SELECT h.corpus, h.row_id, h.workarea_id, h.session_id, h.title, h.actor, h.at, h.rank
 FROM (
-    SELECT r.corpus, r.row_id, r.workarea_id, r.session_id, r.title, r.actor, r.at, ts_rank_cd(r.tsv, q.tsq)::float8 AS rank
-    FROM retrieval.search_rows r, q
-    WHERE r.tenant_id = $1 AND r.tsv @@ q.tsq
-      AND CAST($2::text[] AS ltree[]) @> r.workarea_id_path
-      AND NOT (CAST($3::text[] AS ltree[]) @> r.workarea_id_path)
-      AND r.workarea_id_path <@ CAST($4::text AS ltree)
-      AND ((r.corpus = 'event' AND $5::bool) OR (r.corpus = 'brain' AND r.session_id = ANY($6::text[])))
+    SELECT r.corpus, r.row_id, r.workarea_id, r.workarea_id_path, r.session_id, r.title, r.actor, r.at, r.rank
+    FROM rows r
+    WHERE (r.corpus = 'event' AND $1::bool) OR (r.corpus = 'brain' AND r.session_id = ANY($2::text[]))
     UNION ALL
-    SELECT 'page', e.artifact_id, e.workarea_id, NULL, e.claim_key, '', e.promoted_at, ts_rank_cd(e.tsv, q.tsq)::float8
-    FROM retrieval.entries e, q
-    WHERE e.tenant_id = $1 AND $7::bool AND e.kind = 'page' AND e.tsv @@ q.tsq
-      AND CAST($2::text[] AS ltree[]) @> e.workarea_id_path
-      AND NOT (CAST($3::text[] AS ltree[]) @> e.workarea_id_path)
-      AND e.workarea_id_path <@ CAST($4::text AS ltree)
+    SELECT 'page', p.artifact_id, p.workarea_id, p.workarea_id_path, NULL, p.claim_key, '', p.promoted_at, p.rank
+    FROM pages p
 ) h
+WHERE CAST($3::text[] AS ltree[]) @> h.workarea_id_path
+  AND NOT (CAST($4::text[] AS ltree[]) @> h.workarea_id_path)
+  AND h.workarea_id_path <@ CAST($5::text AS ltree)
 ORDER BY h.rank DESC, h.row_id
-LIMIT $8
+LIMIT $6
 `
 
 type SearchParams struct {
-	TenantID string
+	Events   bool
+	Sessions []string
 	Allow    []string
 	Deny     []string
 	Scope    string
-	Events   bool
-	Sessions []string
-	Pages    bool
 	MaxRows  int32
+	TenantID string
 	Query    string
+	Pages    bool
 }
 
 type SearchRow struct {
@@ -60,18 +63,21 @@ type SearchRow struct {
 
 // Ranked full-text hits over feed events, the caller's own session
 // brains and promoted knowledge-base pages, inside the readable subtrees
-// (allow minus deny) under scope; brains only of the sessions given.
+// (allow minus deny) under scope; brains only of the sessions given. The
+// matches come from the GIN indexes first (materialized, so a cached
+// generic plan cannot walk a whole subtree by its path index instead),
+// then the subtrees and sessions filter them.
 func (q *Queries) Search(ctx context.Context, db DBTX, arg SearchParams) ([]SearchRow, error) {
 	rows, err := db.Query(ctx, search,
-		arg.TenantID,
+		arg.Events,
+		arg.Sessions,
 		arg.Allow,
 		arg.Deny,
 		arg.Scope,
-		arg.Events,
-		arg.Sessions,
-		arg.Pages,
 		arg.MaxRows,
+		arg.TenantID,
 		arg.Query,
+		arg.Pages,
 	)
 	if err != nil {
 		return nil, err
@@ -197,7 +203,7 @@ WITH q AS (
 )
 SELECT r.row_id, ts_headline(t.cfg, left(r.body, 65536), t.tsq, 'MaxFragments=2, MaxWords=24, MinWords=8, StartSel=**, StopSel=**')::text AS snippet
 FROM retrieval.search_rows r, t
-WHERE r.tenant_id = $1 AND r.row_id = ANY($3::text[])
+WHERE r.tenant_id = $1 AND r.corpus IN ('event', 'brain') AND r.row_id = ANY($3::text[])
 UNION ALL
 SELECT e.artifact_id, ts_headline(t.cfg, left(e.text, 65536), t.tsq, 'MaxFragments=2, MaxWords=24, MinWords=8, StartSel=**, StopSel=**')::text
 FROM retrieval.entries e, t
