@@ -210,6 +210,10 @@ func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
 	other := tm.promote(t, tm.author2, tm.reviewer, tm.crew.ID, "other", "Another supplier quoted 420 USD/t.")
 	page := decode[kbPage](t, s.do(t, "PUT", "/v1/kb?workarea="+tm.crew.ID+"&path=/fs/plan.md", tm.author2.Token, "plan"), 202)
 	decode[map[string]any](t, s.approveNext(t, tm.reviewer.Token, page.ArtifactID), 200)
+	doc := decode[document](t, s.do(t, "POST", "/v1/documents", tm.author2.Token, map[string]any{"workarea": tm.crew.ID, "format": "markdown",
+		"content": "# Plan\n\nAccra first."}), 202)
+	decode[map[string]any](t, s.approveNext(t, tm.reviewer.Token, doc.ReviewID), 200)
+	decode[document](t, s.do(t, "POST", "/v1/documents/"+doc.ArtifactID+"/versions", tm.author2.Token, map[string]any{"content": "# Plan\n\nTema."}), 202)
 	asked := toolJSON[struct {
 		QuestionID string `json:"question_id"`
 	}](t, s.mcpSession(t, tm.author2.Token, "2025-11-25"), "question_post", map[string]any{"workarea": tm.crew.ID, "body": "Which supplier?"})
@@ -221,7 +225,9 @@ func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
 		SubscriptionID string `json:"subscription_id"`
 	}](t, cs, "notify_subscribe", map[string]any{"kinds": []string{"answer"}})
 	toolJSON[map[string]any](t, cs, "brain_put", map[string]any{"store": "session", "session": pre.SessionID, "path": "/fs/RECOVERY.md", "content": "step 1"})
+	cmt := toolJSON[comment](t, cs, "comment_post", map[string]any{"artifact_id": doc.ArtifactID, "body": "First.", "offset": 0})
 	calls := map[string]map[string]any{
+		"comment_resolve":    {"comment_id": cmt.CommentID, "resolved": true},
 		"session_start":      {"workarea": tm.crew.ID, "name": "schema-check"},
 		"session_end":        {"session_id": pre.SessionID, "handoff_note": "done"},
 		"session_list":       {"workarea": tm.crew.ID},
@@ -231,6 +237,14 @@ func TestSafetySuccessesMatchOutputSchemas(t *testing.T) {
 		"brain_list":         {"session": pre.SessionID, "prefix": "/fs/"},
 		"brain_history":      {"workarea": tm.crew.ID, "path": "/fs/plan.md"},
 		"search":             {"query": "Accra plan", "workarea": tm.crew.ID},
+		"artifact_publish":   {"workarea": tm.crew.ID, "format": "html", "title": "T", "content": "<p>x</p>"},
+		"artifact_update":    {"artifact_id": doc.ArtifactID, "content": "# Plan\n\nLagos.", "base_version": doc.Version},
+		"artifact_draft":     {"artifact_id": doc.ArtifactID, "content": "draft"},
+		"artifact_get":       {"artifact_id": doc.ArtifactID},
+		"artifact_versions":  {"artifact_id": doc.ArtifactID},
+		"artifact_list":      {"workarea": tm.crew.ID},
+		"comment_post":       {"artifact_id": doc.ArtifactID, "body": "Why?", "quote": "Accra"},
+		"comment_list":       {"artifact_id": doc.ArtifactID},
 		"brain_revert":       {"workarea": tm.crew.ID, "path": "/fs/plan.md", "version": page.Version},
 		"version":            {},
 		"whoami":             {},

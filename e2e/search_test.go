@@ -47,6 +47,9 @@ func TestSearch(t *testing.T) {
 	toolJSON[map[string]any](t, a, "signal_append", map[string]any{"workarea": vault.ID, "kind": "idea", "body": "Zebrafish vault combination changes monthly."})
 	page := toolJSON[kbPage](t, a, "brain_put", map[string]any{"store": "project", "workarea": tm.crew.ID, "path": "/fs/zebrafish.md", "content": "Zebrafish supplier notes."})
 	decode[map[string]any](t, s.approveNext(t, tm.reviewer.Token, page.ArtifactID), 200)
+	doc := toolJSON[document](t, a, "artifact_publish", map[string]any{"workarea": tm.crew.ID, "format": "markdown", "content": "# Zebrafish report\n\nAll good."})
+	decode[map[string]any](t, s.approveNext(t, tm.reviewer.Token, doc.ReviewID), 200)
+	toolJSON[document](t, a, "artifact_publish", map[string]any{"workarea": tm.crew.ID, "format": "markdown", "content": "# Zebrafish held report"})
 	toolJSON[kbPage](t, a, "brain_put", map[string]any{"store": "project", "workarea": tm.crew.ID, "path": "/fs/held.md", "content": "Zebrafish held draft."})
 	mine := toolJSON[sessionStarted](t, a, "session_start", map[string]any{"workarea": tm.crew.ID, "name": "zf"})
 	toolJSON[brainEntry](t, a, "brain_put", map[string]any{"store": "session", "path": "/kv/zf", "content": "Zebrafish private working note."})
@@ -76,12 +79,13 @@ func TestSearch(t *testing.T) {
 			t.Errorf("%s: %v, want %v", who, g, want)
 		}
 	}
+	docHit := "document:/doc/" + doc.ArtifactID
 	check("the writer", search(tm.writer.Token, map[string]any{}),
-		"event:signal", "event:idea", "event:question", "event:answer", "page:/fs/zebrafish.md", "brain:/kv/zf")
+		"event:signal", "event:idea", "event:question", "event:answer", "page:/fs/zebrafish.md", "brain:/kv/zf", docHit)
 	check("author2 (vault denied)", search(tm.author2.Token, map[string]any{}),
-		"event:signal", "event:question", "event:answer", "page:/fs/zebrafish.md", "brain:/kv/other")
+		"event:signal", "event:question", "event:answer", "page:/fs/zebrafish.md", "brain:/kv/other", docHit)
 	check("the reader", search(tm.reader.Token, map[string]any{}),
-		"event:signal", "event:idea", "event:question", "event:answer", "page:/fs/zebrafish.md")
+		"event:signal", "event:idea", "event:question", "event:answer", "page:/fs/zebrafish.md", docHit)
 	check("the other tenant", search(ok.Token, map[string]any{}), "event:signal")
 	check("the writer in the vault", search(tm.writer.Token, map[string]any{"workarea": vault.ID}), "event:idea")
 	check("the writer's session", search(tm.writer.Token, map[string]any{"session_id": mine.SessionID}), "brain:/kv/zf")
@@ -110,8 +114,8 @@ func TestSearch(t *testing.T) {
 			t.Errorf("%s: %s %s", who, code, body)
 		}
 	}
-	got := search(tm.writer.Token, map[string]any{"workarea": tm.crew.ID, "limit": 2})
-	if len(got.Hits) != 2 || !strings.Contains(strings.ToLower(got.Hits[0].Snippet), "**zebrafish**") || got.Hits[0].WorkareaPath == "" {
+	got := search(tm.writer.Token, map[string]any{"workarea": vault.ID, "limit": 1})
+	if len(got.Hits) != 1 || !strings.Contains(strings.ToLower(got.Hits[0].Snippet), "**zebrafish**") || got.Hits[0].WorkareaPath == "" {
 		t.Fatalf("a limited search: %+v", got)
 	}
 	// HTTP, as the CLI calls it.
@@ -126,5 +130,5 @@ func TestSearch(t *testing.T) {
 	toolJSON[map[string]any](t, a, "session_end", map[string]any{"session_id": mine.SessionID})
 	decode[map[string]any](t, s.do(t, "POST", "/v1/sessions/"+mine.SessionID+"/prune", s.AdminKey, nil), 200)
 	check("the writer after the prune", search(tm.writer.Token, map[string]any{"workarea": tm.crew.ID}),
-		"event:signal", "event:idea", "event:question", "event:answer", "page:/fs/zebrafish.md")
+		"event:signal", "event:idea", "event:question", "event:answer", "page:/fs/zebrafish.md", docHit)
 }

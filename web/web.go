@@ -65,6 +65,8 @@ type Deps struct {
 	AllowedOrigins []string
 	// TLS says the server itself terminates TLS (the cookie is Secure).
 	TLS bool
+	// Documents serves the document viewer (/d/{id}); nil: none.
+	Documents Documents
 }
 
 // Pages serve the browser pages. They are a client of the HTTP API in
@@ -142,6 +144,7 @@ func (p *Pages) PageRoutes(r chi.Router, api http.Handler) {
 		r.Get("/", p.home)
 		r.Get("/sign-in", p.signInPage)
 		r.With(p.sameOrigin).Post("/sign-in", p.signIn)
+		p.documentRoutes(r)
 		r.Get("/sign-in/code", p.signInCodePage)
 		r.With(p.sameOrigin).Post("/sign-in/code", p.signInCode)
 		r.Group(func(r chi.Router) {

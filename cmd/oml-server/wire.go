@@ -15,6 +15,7 @@ import (
 	"github.com/omlhub/oml/contexts/admission"
 	"github.com/omlhub/oml/contexts/attachments"
 	"github.com/omlhub/oml/contexts/audit"
+	"github.com/omlhub/oml/contexts/documents"
 	"github.com/omlhub/oml/contexts/inbox"
 	"github.com/omlhub/oml/contexts/knowledge"
 	"github.com/omlhub/oml/contexts/lineage"
@@ -100,6 +101,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		SigningKey: k.signing, MaxText: cfg.MaxTextBytes, ServeTTL: cfg.ServeTTL, ClosureMax: cfg.ClosureMax,
 	})
 	edges.m, claims.m, readable.m = lin, adm, adm
+	docs := documents.New(documents.Deps{DB: db, Access: documentsAccess{acc}, Admission: documentsAdmission{adm}, PublicURL: cfg.PublicURL})
 	kb := knowledge.New(knowledge.Deps{DB: db, Access: knowledgeAccess{acc}, Admission: knowledgeAdmission{adm}})
 	ses := sessions.New(sessions.Deps{DB: db, Journal: j, Idempotency: idem, Access: sessionsAccess{acc}, KB: sessionsKB{kb},
 		Search: brainSearch{ret}})
@@ -115,7 +117,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 	}
 	pages, err := web.New(web.Deps{
 		Sessions: webSessions{acc}, Logger: log, SessionTTL: cfg.WebSessionTTL,
-		PublicURL: cfg.PublicURL, AllowedOrigins: cfg.AllowedOrigins,
+		PublicURL: cfg.PublicURL, AllowedOrigins: cfg.AllowedOrigins, Documents: webDocuments{docs},
 	})
 	if err != nil {
 		return nil, err
@@ -136,7 +138,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 	}
 	aud := audit.New(audit.Deps{Tx: db, Journal: j, Access: auditAccess{acc}, Admission: auditAdmission{adm}, Signer: k.signing,
 		ReciprocalRate: cfg.ReciprocalRate})
-	modules := []transport.Module{acc, adm, lin, ret, att, inb, ses, kb, aud}
+	modules := []transport.Module{acc, adm, lin, ret, att, inb, ses, kb, docs, aud}
 	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, idempotency: idem, listener: listener,
 		handler: transport.New(opts, modules...), surface: opts, modules: modules}, nil
 }

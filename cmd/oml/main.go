@@ -95,6 +95,11 @@ commands:
                                     submit an earlier version's content as a new version
   kb delete PATH --workarea W [--if-version V]
                                     submit the page's deletion (held for review like a version)
+  docs publish --workarea W --format html|markdown [--file F|-] [--title T] [--visibility V] [--password P]
+                                    publish a document from a file or standard input (held for
+                                    review); --update DOC_ID [--base-version V] for a new version
+  docs get DOC_ID [--version V]     read a document
+  docs list --workarea W            the workarea's documents you may read
   search QUERY [--workarea W | --session S] [--limit N]
                                     search feed events, promoted knowledge-base pages and your
                                     own session brains
@@ -252,6 +257,8 @@ func (c *cli) dispatch(ctx context.Context, cmd string, args []string) error {
 		return c.kb(ctx, args)
 	case "search":
 		return c.search(ctx, args)
+	case "docs":
+		return c.docs(ctx, args)
 	case "enrol":
 		return c.enrol(ctx, args)
 	case "help", "-h", "--help":

@@ -165,7 +165,17 @@ type PageFilter = app.PageFilter
 // the version was written against (sha256:…, "absent", or "" for last
 // writer wins), checked now and again at promotion.
 func (m *Module) SubmitPage(ctx context.Context, workarea, path, content, base string, then func(ctx context.Context, c Claim) error) (Claim, error) {
-	p, err := m.svc.PreparePage(ctx, domain.Submission{Workarea: workarea, ClaimKey: path, Text: content, BaseVersion: base})
+	return m.submitVersioned(ctx, domain.KindPage, workarea, path, content, base, then)
+}
+
+// SubmitDocument submits a document's version (the documents context's
+// port) as SubmitPage does a page's: key /doc/<id>, held for review.
+func (m *Module) SubmitDocument(ctx context.Context, workarea, key, content, base string, then func(ctx context.Context, c Claim) error) (Claim, error) {
+	return m.submitVersioned(ctx, domain.KindDocument, workarea, key, content, base, then)
+}
+
+func (m *Module) submitVersioned(ctx context.Context, kind domain.Kind, workarea, key, content, base string, then func(ctx context.Context, c Claim) error) (Claim, error) {
+	p, err := m.svc.PreparePage(ctx, domain.Submission{Kind: kind, Workarea: workarea, ClaimKey: key, Text: content, BaseVersion: base})
 	if err != nil {
 		return Claim{}, err
 	}

@@ -33,6 +33,8 @@ const (
 	WebSession   Prefix = "web"
 	Simulation   Prefix = "sim"
 	Enrolment    Prefix = "enr"
+	Document     Prefix = "doc"
+	Comment      Prefix = "cmt"
 )
 
 // New returns a fresh identifier of the given kind. Its 80 random bits come

@@ -161,10 +161,10 @@ ORDER BY submitted_at, id
 LIMIT @max_rows;
 
 -- name: PageHead :one
--- A knowledge-base page's promoted head: its newest promoted version (a
+-- A knowledge-base page's (or a document's) promoted head: its newest promoted version (a
 -- tombstone when the page was deleted).
 SELECT * FROM admission.artifacts
-WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind = 'page' AND state = 'promoted'
+WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind IN ('page', 'document') AND state = 'promoted'
 ORDER BY version DESC
 LIMIT 1;
 
@@ -172,7 +172,7 @@ LIMIT 1;
 -- One page's versions in the given states, newest first, below a version
 -- number (0 for no bound), optionally one author's only.
 SELECT * FROM admission.artifacts
-WHERE tenant_id = @tenant_id AND workarea_id = @workarea_id AND claim_key = @claim_key AND kind = 'page'
+WHERE tenant_id = @tenant_id AND workarea_id = @workarea_id AND claim_key = @claim_key AND kind IN ('page', 'document')
   AND state = ANY(@states::text[])
   AND (@before::int = 0 OR version < @before::int)
   AND (sqlc.narg(author_principal)::text IS NULL OR author_principal = sqlc.narg(author_principal))
@@ -182,7 +182,7 @@ LIMIT @max_rows;
 -- name: PageByVersion :one
 -- The newest promoted version of a page whose text has this hash.
 SELECT * FROM admission.artifacts
-WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind = 'page' AND state = 'promoted'
+WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind IN ('page', 'document') AND state = 'promoted'
   AND page_version = @page_version
 ORDER BY version DESC
 LIMIT 1;

@@ -392,7 +392,7 @@ func (s *Service) Verdict(ctx context.Context, serveID, verdict, reason string) 
 		if err := c.Decide(v, srv.SelfSigned, now); err != nil {
 			return err
 		}
-		if c.State == domain.StatePromoted && c.Kind == domain.KindPage {
+		if c.State == domain.StatePromoted && c.Kind.Versioned() {
 			// The page may have moved on since this version was written:
 			// the approval that would promote it is refused, and the
 			// reviewer rejects it instead.

@@ -73,7 +73,7 @@ func (s *Service) Prepare(ctx context.Context, sub domain.Submission) (PreparedS
 }
 
 // PreparePage is Prepare for a knowledge-base page version (the knowledge
-// context's port): kind page, the page's path as its claim key, its text
+// context's port) or, with kind document, a document's: kind page, the page's path as its claim key, its text
 // at most domain.MaxPageBytes, empty for a deletion's tombstone (which
 // nothing indexes). Recall indexes a page's first
 // domain.DefaultTextSize bytes.
@@ -82,7 +82,10 @@ func (s *Service) PreparePage(ctx context.Context, sub domain.Submission) (Prepa
 	if err != nil {
 		return PreparedSubmission{}, err
 	}
-	sub.Kind, sub.Verb = domain.KindPage, domain.VerbRemember
+	if !sub.Kind.Versioned() {
+		sub.Kind = domain.KindPage
+	}
+	sub.Verb = domain.VerbRemember
 	if err := sub.Validate(s.cfg.MaxTextBytes); err != nil {
 		return PreparedSubmission{}, err
 	}
@@ -140,7 +143,7 @@ func (s *Service) submit(ctx context.Context, caller auth.Caller, sub domain.Sub
 		Text: sub.Text, AuthorKeyID: caller.KeyID, AuthorPrincipal: caller.PrincipalID,
 		SimulationID: sub.SimulationID, DerivesFrom: sub.DerivesFrom, SubmittedAt: now, BaseVersion: sub.BaseVersion,
 	}
-	if c.Kind == domain.KindPage {
+	if c.Kind.Versioned() {
 		c.PageVersion = domain.PageVersion(c.Text)
 	}
 	if err := s.placeVersion(ctx, &c, sub); err != nil {
@@ -233,7 +236,7 @@ func (s *Service) stage(ctx context.Context, c domain.Claim, prep Prepared) erro
 // key; a supersession continues the caller's own claim; a page version
 // continues its page, whoever wrote the versions before it.
 func (s *Service) placeVersion(ctx context.Context, c *domain.Claim, sub domain.Submission) error {
-	if c.Kind == domain.KindPage {
+	if c.Kind.Versioned() {
 		return s.placePageVersion(ctx, c)
 	}
 	if sub.Supersedes == "" {
@@ -307,7 +310,7 @@ func (s *Service) placePageVersion(ctx context.Context, c *domain.Claim) error {
 	}
 	latest, err := s.Repo.ClaimKeyHolder(ctx, c.TenantID, c.WorkareaID, "", c.ClaimKey)
 	switch {
-	case err == nil && latest.Kind != domain.KindPage:
+	case err == nil && latest.Kind != c.Kind:
 		return claimKeyConflict(*c) // unreachable: claim keys never start with '/'
 	case err == nil:
 		c.Version = latest.Version + 1

@@ -28,7 +28,23 @@ const (
 	// knowledge context only (never through ParseKind), its claim key the
 	// page's path under /fs/, any writer's version continuing it.
 	KindPage Kind = "page"
+	// KindDocument is a published document's version (the documents
+	// context's), versioned like a page, its claim key /doc/<id>.
+	KindDocument Kind = "document"
 )
+
+// Versioned reports whether a kind's versions continue one another
+// whoever writes them, under a base version (pages and documents; a
+// claim's versions are its author's, by supersedes).
+func (k Kind) Versioned() bool { return k == KindPage || k == KindDocument }
+
+// keyPrefix is the claim key namespace of a versioned kind.
+func (k Kind) keyPrefix() string {
+	if k == KindDocument {
+		return "/doc/"
+	}
+	return "/fs/"
+}
 
 // Page limits and markers.
 const (
@@ -128,7 +144,7 @@ func (s *Submission) Validate(maxText int) error {
 	if s.Workarea == "" {
 		return errs.Invalid("workarea is required")
 	}
-	if s.Kind == KindPage {
+	if s.Kind.Versioned() {
 		return s.validatePage()
 	}
 	if s.BaseVersion != "" {
@@ -178,15 +194,17 @@ func (s *Submission) Validate(maxText int) error {
 	return nil
 }
 
-// validatePage checks a page version as the knowledge context hands it
-// over: its path as claim key, a text of at most MaxPageBytes (empty is
-// a deletion's tombstone), nothing a claim alone may carry.
+// validatePage checks a page's or document's version as its context
+// hands it over: its path as claim key, a text of at most MaxPageBytes
+// (empty is a page deletion's tombstone), nothing a claim alone may carry.
 func (s *Submission) validatePage() error {
 	switch {
 	case s.Verb != VerbRemember:
-		return errs.Invalid("a page version is remembered, not %s", s.Verb)
-	case !strings.HasPrefix(s.ClaimKey, "/fs/") || len(s.ClaimKey) > 512:
-		return errs.Invalid("a page's path is /fs/… (at most 512 bytes)")
+		return errs.Invalid("a %s version is remembered, not %s", s.Kind, s.Verb)
+	case !strings.HasPrefix(s.ClaimKey, s.Kind.keyPrefix()) || len(s.ClaimKey) > 512:
+		return errs.Invalid("a %s's key is %s… (at most 512 bytes)", s.Kind, s.Kind.keyPrefix())
+	case s.Kind == KindDocument && s.Text == "":
+		return errs.Invalid("content is required")
 	case len(s.DerivesFrom) > 0 || len(s.Uploads) > 0 || s.Supersedes != "" || s.SimulationID != "":
 		return errs.Invalid("a page version carries no lineage, attachments, supersedes or simulation")
 	case !utf8.ValidString(s.Text):
@@ -233,7 +251,8 @@ type Claim struct {
 	Signature []byte
 	// LeasedUntil is when the open serve's lease ends (nil when none).
 	LeasedUntil *time.Time
-	// PageVersion and BaseVersion are a page version's (KindPage only):
+	// PageVersion and BaseVersion are a versioned kind's (pages and
+	// documents):
 	// its text's hash, and the head it was written against.
 	PageVersion string
 	BaseVersion string

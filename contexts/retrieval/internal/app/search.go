@@ -30,6 +30,8 @@ const (
 	CorpusEvent = "event"
 	CorpusBrain = "brain"
 	CorpusPage  = "page"
+	// CorpusDocument is a promoted document's version.
+	CorpusDocument = "document"
 )
 
 // SearchRow is a row another context makes searchable.

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"strings"
 	"time"
 
 	"github.com/omlhub/oml/contexts/retrieval/internal/app"
@@ -21,17 +22,18 @@ func (in SearchIn) ToQuery() app.SearchQuery {
 
 // SearchHit is one hit.
 type SearchHit struct {
-	Family       string    `json:"family" jsonschema:"event (a feed event), page (a promoted knowledge-base page) or brain (an entry of your session brain)"`
+	Family       string    `json:"family" jsonschema:"event (a feed event), page (a promoted knowledge-base page), document (a promoted document's version) or brain (an entry of your session brain)"`
 	ID           string    `json:"id" jsonschema:"the event id, the page version's artifact id, or session_id:path"`
 	Workarea     string    `json:"workarea"`
 	WorkareaPath string    `json:"workarea_path"`
-	Title        string    `json:"title" jsonschema:"the event kind, the page's path, or the brain entry's path"`
+	Title        string    `json:"title" jsonschema:"the event kind, the page's path, /doc/<document id>, or the brain entry's path"`
 	Snippet      string    `json:"snippet" jsonschema:"the matching text, matches between **"`
 	Score        float64   `json:"score"`
 	At           time.Time `json:"at"`
 	Actor        string    `json:"actor,omitempty" jsonschema:"an event's author (principal)"`
 	SessionID    string    `json:"session_id,omitempty" jsonschema:"a brain entry's session"`
 	Path         string    `json:"path,omitempty" jsonschema:"a page's or brain entry's path"`
+	DocumentID   string    `json:"document_id,omitempty" jsonschema:"a document hit's document (artifact_get's artifact_id)"`
 }
 
 // SearchOut is the answer of search.
@@ -50,6 +52,8 @@ func ToSearchOut(hits []app.Hit) SearchOut {
 			x.Actor = h.Actor
 		case app.CorpusPage, app.CorpusBrain:
 			x.Path = h.Title
+		case app.CorpusDocument:
+			x.DocumentID = strings.TrimPrefix(h.Title, "/doc/")
 		}
 		out.Hits[i] = x
 	}

@@ -258,6 +258,55 @@ type AuditSimulationAudience struct {
 	KeyID        string
 }
 
+type DocumentsComment struct {
+	TenantID        string
+	ID              string
+	DocumentID      string
+	Revision        int32
+	AuthorPrincipal string
+	AuthorKeyID     string
+	Body            string
+	AnchorOffset    *int32
+	AnchorQuote     *string
+	DeleteTokenHash []byte
+	ResolvedAt      *time.Time
+	ResolvedBy      *string
+	CreatedAt       time.Time
+}
+
+type DocumentsDocument struct {
+	TenantID       string
+	ID             string
+	WorkareaID     string
+	WorkareaIDPath string
+	Format         string
+	Visibility     string
+	PasswordSalt   []byte
+	PasswordHash   []byte
+	ActorPrincipal string
+	ActorKeyID     string
+	SessionID      *string
+	CreatedAt      time.Time
+}
+
+type DocumentsDraft struct {
+	TenantID    string
+	DocumentID  string
+	PrincipalID string
+	Content     string
+	UpdatedAt   time.Time
+}
+
+type DocumentsVersion struct {
+	TenantID    string
+	DocumentID  string
+	ArtifactID  string
+	Title       string
+	Description string
+	Label       string
+	CreatedAt   time.Time
+}
+
 type InboxAttentionCursor struct {
 	TenantID    string
 	PrincipalID string

@@ -966,7 +966,7 @@ func (q *Queries) EvidenceClaims(ctx context.Context, db DBTX, arg EvidenceClaim
 
 const pageByVersion = `-- name: PageByVersion :one
 SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts
-WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind = 'page' AND state = 'promoted'
+WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind IN ('page', 'document') AND state = 'promoted'
   AND page_version = $4
 ORDER BY version DESC
 LIMIT 1
@@ -1023,7 +1023,7 @@ func (q *Queries) PageByVersion(ctx context.Context, db DBTX, arg PageByVersionP
 
 const pageHead = `-- name: PageHead :one
 SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts
-WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind = 'page' AND state = 'promoted'
+WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind IN ('page', 'document') AND state = 'promoted'
 ORDER BY version DESC
 LIMIT 1
 `
@@ -1034,7 +1034,7 @@ type PageHeadParams struct {
 	ClaimKey   string
 }
 
-// A knowledge-base page's promoted head: its newest promoted version (a
+// A knowledge-base page's (or a document's) promoted head: its newest promoted version (a
 // tombstone when the page was deleted).
 func (q *Queries) PageHead(ctx context.Context, db DBTX, arg PageHeadParams) (AdmissionArtifact, error) {
 	row := db.QueryRow(ctx, pageHead, arg.TenantID, arg.WorkareaID, arg.ClaimKey)
@@ -1164,7 +1164,7 @@ func (q *Queries) PageHeads(ctx context.Context, db DBTX, arg PageHeadsParams) (
 
 const pageVersions = `-- name: PageVersions :many
 SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts
-WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind = 'page'
+WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind IN ('page', 'document')
   AND state = ANY($4::text[])
   AND ($5::int = 0 OR version < $5::int)
   AND ($6::text IS NULL OR author_principal = $6)

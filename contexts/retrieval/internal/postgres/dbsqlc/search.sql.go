@@ -18,9 +18,9 @@ WITH q AS MATERIALIZED (
     FROM retrieval.search_rows r, q
     WHERE r.tenant_id = $7 AND r.tsv @@ q.tsq
 ), pages AS MATERIALIZED (
-    SELECT e.artifact_id, e.workarea_id, e.workarea_id_path, e.claim_key, e.promoted_at, ts_rank_cd(e.tsv, q.tsq)::float8 AS rank
+    SELECT e.kind, e.artifact_id, e.workarea_id, e.workarea_id_path, e.claim_key, e.promoted_at, ts_rank_cd(e.tsv, q.tsq)::float8 AS rank
     FROM retrieval.entries e, q
-    WHERE e.tenant_id = $7 AND $9::bool AND e.kind = 'page' AND e.tsv @@ q.tsq
+    WHERE e.tenant_id = $7 AND $9::bool AND e.kind IN ('page', 'document') AND e.tsv @@ q.tsq
 )
 SELECT h.corpus, h.row_id, h.workarea_id, h.session_id, h.title, h.actor, h.at, h.rank
 FROM (
@@ -28,7 +28,7 @@ FROM (
     FROM rows r
     WHERE (r.corpus = 'event' AND $1::bool) OR (r.corpus = 'brain' AND r.session_id = ANY($2::text[]))
     UNION ALL
-    SELECT 'page', p.artifact_id, p.workarea_id, p.workarea_id_path, NULL, p.claim_key, '', p.promoted_at, p.rank
+    SELECT p.kind, p.artifact_id, p.workarea_id, p.workarea_id_path, NULL, p.claim_key, '', p.promoted_at, p.rank
     FROM pages p
 ) h
 WHERE CAST($3::text[] AS ltree[]) @> h.workarea_id_path
@@ -62,7 +62,7 @@ type SearchRow struct {
 }
 
 // Ranked full-text hits over feed events, the caller's own session
-// brains and promoted knowledge-base pages, inside the readable subtrees
+// brains, promoted knowledge-base pages and promoted documents, inside the readable subtrees
 // (allow minus deny) under scope; brains only of the sessions given. The
 // matches come from the GIN indexes first (materialized, so a cached
 // generic plan cannot walk a whole subtree by its path index instead),
@@ -207,7 +207,7 @@ WHERE r.tenant_id = $1 AND r.corpus IN ('event', 'brain') AND r.row_id = ANY($3:
 UNION ALL
 SELECT e.artifact_id, ts_headline(t.cfg, left(e.text, 65536), t.tsq, 'MaxFragments=2, MaxWords=24, MinWords=8, StartSel=**, StopSel=**')::text
 FROM retrieval.entries e, t
-WHERE e.tenant_id = $1 AND e.artifact_id = ANY($3::text[]) AND e.kind = 'page'
+WHERE e.tenant_id = $1 AND e.artifact_id = ANY($3::text[]) AND e.kind IN ('page', 'document')
 `
 
 type SearchSnippetsParams struct {
