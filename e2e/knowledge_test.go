@@ -365,3 +365,42 @@ func TestKnowledgeCLI(t *testing.T) {
 		t.Fatalf("a missing file: %v %s", err, errOut)
 	}
 }
+
+// session_brief lists the workarea's pages past their stale_after, the
+// longest overdue first; a newer version without one replaces it.
+func TestKnowledgeStalePages(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	a := s.mcpSession(t, tm.writer.Token, "2026-07-28")
+	put := func(path, content, stale string) kbPage {
+		args := map[string]any{"store": "project", "workarea": tm.crew.ID, "path": path, "content": content}
+		if stale != "" {
+			args["stale_after"] = stale
+		}
+		p := toolJSON[kbPage](t, a, "brain_put", args)
+		decode[map[string]any](t, s.approveNext(t, tm.reviewer.Token, p.ArtifactID), 200)
+		return p
+	}
+	put("/fs/old.md", "Old prices.", "2020-01-01T00:00:00Z")
+	put("/fs/older.md", "Older prices.", "2019-01-01T00:00:00Z")
+	put("/fs/fresh.md", "Fresh prices.", "2999-01-01T00:00:00Z")
+	put("/fs/plain.md", "No date.", "")
+	type brief struct {
+		StalePages struct {
+			Items []struct {
+				Path       string `json:"path"`
+				StaleAfter string `json:"stale_after"`
+			} `json:"items"`
+		} `json:"stale_pages"`
+	}
+	b := toolJSON[brief](t, a, "session_brief", map[string]any{"workarea": tm.crew.ID})
+	if len(b.StalePages.Items) != 2 || b.StalePages.Items[0].Path != "/fs/older.md" || b.StalePages.Items[1].Path != "/fs/old.md" {
+		t.Fatalf("stale pages: %+v", b.StalePages)
+	}
+	put("/fs/older.md", "Older prices, checked.", "")
+	b = toolJSON[brief](t, s.mcpSession(t, tm.reader.Token, "2026-07-28"), "session_brief", map[string]any{"workarea": tm.crew.ID})
+	if len(b.StalePages.Items) != 1 || b.StalePages.Items[0].Path != "/fs/old.md" {
+		t.Fatalf("stale pages after a new version: %+v", b.StalePages)
+	}
+}

@@ -107,7 +107,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		Search: brainSearch{ret}})
 	ownSess.m = ses
 	listener := pg.NewListener(db, log, inbox.WakeChannel)
-	inb := inbox.New(inbox.Deps{DB: db, Journal: j, Idempotency: idem, Access: inboxAccess{acc, sims}, Enrolments: enrolmentsPort{acc}, Search: inboxSearch{ret},
+	inb := inbox.New(inbox.Deps{DB: db, Journal: j, Idempotency: idem, Access: inboxAccess{acc, sims}, Enrolments: enrolmentsPort{acc}, Search: inboxSearch{ret}, Pages: briefPages{kb},
 		Listener: listener, Sessions: briefSessions{ses},
 		Limits: inbox.Limits{EventsPerWorkarea: cfg.EventsPerWorkarea, OpenMax: cfg.InboxOpenMax}})
 	enrolBox.m = inb

@@ -7,6 +7,7 @@ import (
 
 	"github.com/omlhub/oml/contexts/access"
 	"github.com/omlhub/oml/contexts/admission"
+	"github.com/omlhub/oml/contexts/inbox"
 	"github.com/omlhub/oml/contexts/knowledge"
 	"github.com/omlhub/oml/contexts/sessions"
 	"github.com/omlhub/oml/platform/errs"
@@ -157,4 +158,20 @@ func (a kbResources) Page(ctx context.Context, workarea, path string) (string, e
 		return "", errs.New(errs.NotFound, "a page is a resource once a version of it is promoted", "no page at %s", path)
 	}
 	return p.Content, nil
+}
+
+// briefPages adapts the knowledge context to the inbox context's Pages
+// port (the session brief's stale pages).
+type briefPages struct{ m *knowledge.Module }
+
+func (a briefPages) Stale(ctx context.Context, workarea string) (inbox.StalePages, error) {
+	st, err := a.m.Stale(ctx, workarea)
+	if err != nil {
+		return inbox.StalePages{}, err
+	}
+	out := inbox.StalePages{More: st.More, Capped: st.Capped}
+	for _, p := range st.Pages {
+		out.Items = append(out.Items, inbox.StalePage{Path: p.Path, Version: p.Version, StaleAfter: *p.StaleAfter, PromotedAt: p.PromotedAt})
+	}
+	return out, nil
 }

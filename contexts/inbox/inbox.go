@@ -45,6 +45,12 @@ type (
 	Enrolments = app.Enrolments
 	// Search is the retrieval context's search corpus.
 	Search = app.Search
+	// Pages is the knowledge context as the session brief needs it.
+	Pages = app.Pages
+	// StalePages is the brief's stale pages section.
+	StalePages = app.StalePages
+	// StalePage is one page past its stale_after.
+	StalePage = app.StalePage
 	// EnrolGrant is one grant an enrolment approval gives.
 	EnrolGrant = app.EnrolGrant
 )
@@ -64,6 +70,8 @@ type Deps struct {
 	Enrolments Enrolments
 	// Search indexes coordination records for search (retrieval).
 	Search Search
+	// Pages gives the session brief its stale knowledge-base pages.
+	Pages  Pages
 	Limits Limits
 	Now    func() time.Time
 }
@@ -85,7 +93,7 @@ func New(d Deps) *Module {
 	}
 	q := newQuiet(remote)
 	svc := &app.Service{Access: d.Access, Enrolments: d.Enrolments, Journal: d.Journal, Repo: repo, Notices: repo, Tx: d.DB, Limits: d.Limits, Now: d.Now,
-		Wakes: pgWakes{db: d.DB, listener: d.Listener, quiet: q}, Sessions: d.Sessions, Search: d.Search}
+		Wakes: pgWakes{db: d.DB, listener: d.Listener, quiet: q}, Sessions: d.Sessions, Search: d.Search, Pages: d.Pages}
 	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency), idem: d.Idempotency, quiet: q}
 }
 

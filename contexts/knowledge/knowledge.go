@@ -49,6 +49,8 @@ type (
 	Put = app.Put
 	// Listing is a page of versions or pages in one workarea.
 	Listing = app.Listing
+	// StalePages are a workarea's pages past their stale_after.
+	StalePages = app.StalePages
 )
 
 // ErrNotFound is what an Admission port returns for a missing page.
@@ -106,4 +108,10 @@ func (m *Module) List(ctx context.Context, workarea, prefix, cursor string, limi
 // (the MCP resources listing).
 func (m *Module) Readable(ctx context.Context, afterWorkarea, afterPath string, limit int) ([]Version, error) {
 	return m.svc.Readable(ctx, afterWorkarea, afterPath, limit)
+}
+
+// Stale lists a workarea's live pages past their stale_after (the
+// session brief's stale pages).
+func (m *Module) Stale(ctx context.Context, workarea string) (StalePages, error) {
+	return m.svc.Stale(ctx, workarea)
 }

@@ -65,6 +65,30 @@ type Brief struct {
 	Events        []BriefEntry
 	EventsMore    int
 	EventsCapped  bool
+	// Stale are the workarea's knowledge-base pages past stale_after.
+	Stale StalePages
+}
+
+// Pages is the knowledge context as the brief needs it.
+type Pages interface {
+	// Stale lists the workarea's live pages whose promoted head is past
+	// its stale_after, the longest overdue first (at most 10).
+	Stale(ctx context.Context, workareaID string) (StalePages, error)
+}
+
+// StalePages is the brief's stale pages section.
+type StalePages struct {
+	Items  []StalePage
+	More   int
+	Capped bool
+}
+
+// StalePage is one page past its stale_after.
+type StalePage struct {
+	Path       string
+	Version    string
+	StaleAfter time.Time
+	PromotedAt *time.Time
 }
 
 // audit are the event families the brief leaves out: administration and
@@ -166,6 +190,13 @@ func (s *Service) SessionBrief(ctx context.Context, ref string) (Brief, error) {
 		b.Events = append(b.Events, entries[r.Seq])
 	}
 	b.EventsMore, b.EventsCapped = more, len(ranked) >= domain.BriefCountCap
+	if s.Pages != nil {
+		st, err := s.Pages.Stale(ctx, w.ID)
+		if err != nil {
+			return Brief{}, fmt.Errorf("stale pages: %w", err)
+		}
+		b.Stale = st
+	}
 	return b, nil
 }
 

@@ -24,7 +24,9 @@ type Service struct {
 	Limits     Limits
 	Wakes      Wakes
 	// Search, when set, indexes coordination records for search.
-	Search   Search
+	Search Search
+	// Pages, when set, gives the session brief its stale pages.
+	Pages    Pages
 	Sessions Sessions
 	Now      func() time.Time
 }

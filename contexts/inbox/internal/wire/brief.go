@@ -65,12 +65,19 @@ type BriefSession struct {
 	RecoveryPath string    `json:"recovery_path"`
 }
 
-// BriefPages is the stale knowledge-base pages section (no knowledge base
-// yet: always empty).
+// BriefPages is the stale knowledge-base pages section.
 type BriefPages struct {
-	Items      []struct{} `json:"items"`
-	More       int        `json:"more"`
-	MoreCapped bool       `json:"more_capped"`
+	Items      []BriefPage `json:"items"`
+	More       int         `json:"more"`
+	MoreCapped bool        `json:"more_capped"`
+}
+
+// BriefPage is a knowledge-base page past its stale_after.
+type BriefPage struct {
+	Path       string     `json:"path"`
+	Version    string     `json:"version"`
+	StaleAfter time.Time  `json:"stale_after"`
+	PromotedAt *time.Time `json:"promoted_at,omitempty"`
 }
 
 // BriefOut is the output of session_brief.
@@ -89,7 +96,11 @@ func ToBriefOut(b app.Brief) BriefOut {
 		Workarea: b.Workarea.ID, Since: BriefSince{Cursor: b.SinceSeq, Basis: b.Basis},
 		Answers:    BriefAnswers{Items: []BriefAnswer{}, More: b.AnswersMore, MoreCapped: b.AnswersCapped},
 		Events:     BriefEvents{Items: []BriefEvent{}, More: b.EventsMore, MoreCapped: b.EventsCapped},
-		StalePages: BriefPages{Items: []struct{}{}},
+		StalePages: BriefPages{Items: []BriefPage{}, More: b.Stale.More, MoreCapped: b.Stale.Capped},
+	}
+	for _, p := range b.Stale.Items {
+		out.StalePages.Items = append(out.StalePages.Items, BriefPage{Path: p.Path, Version: p.Version, StaleAfter: p.StaleAfter.UTC(),
+			PromotedAt: p.PromotedAt})
 	}
 	for _, a := range b.Answers {
 		out.Answers.Items = append(out.Answers.Items, BriefAnswer{ID: a.ItemID, AnswerID: a.AnswerID, Outcome: a.Outcome,

@@ -81,4 +81,14 @@ type Meta struct {
 type Repository interface {
 	Insert(ctx context.Context, tenant string, v domain.Version, at time.Time) error
 	Meta(ctx context.Context, tenant string, artifacts []string) (map[string]Meta, error)
+	// StaleCandidates lists a workarea's versions past stale_after at now,
+	// the longest overdue first, at most limit.
+	StaleCandidates(ctx context.Context, tenant, workarea string, now time.Time, limit int) ([]StaleCandidate, error)
+}
+
+// StaleCandidate is a version past its stale_after.
+type StaleCandidate struct {
+	ArtifactID string
+	Path       string
+	StaleAfter time.Time
 }

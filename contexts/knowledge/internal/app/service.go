@@ -350,3 +350,58 @@ func (s *Service) withMeta(ctx context.Context, tenant string, vs []domain.Versi
 	}
 	return vs, nil
 }
+
+// Stale bounds.
+const (
+	staleShown      = 10
+	staleCandidates = 200
+)
+
+// StalePages are a workarea's live pages past their stale_after, the
+// longest overdue first (at most 10), and how many more there are
+// (capped: at least that many).
+type StalePages struct {
+	Pages  []domain.Version
+	More   int
+	Capped bool
+}
+
+// Stale lists a workarea's live pages whose promoted head is past its
+// stale_after (the session brief's stale pages); the caller reads the
+// workarea.
+func (s *Service) Stale(ctx context.Context, ref string) (StalePages, error) {
+	c, w, err := s.readable(ctx, ref)
+	if err != nil {
+		return StalePages{}, err
+	}
+	cands, err := s.Repo.StaleCandidates(ctx, c.TenantID, w.ID, s.Now(), staleCandidates)
+	if err != nil {
+		return StalePages{}, fmt.Errorf("stale pages: %w", err)
+	}
+	var out StalePages
+	seen := map[string]bool{}
+	for _, cand := range cands {
+		if seen[cand.Path] {
+			continue
+		}
+		seen[cand.Path] = true
+		head, err := s.Admission.Head(ctx, c.TenantID, w.ID, cand.Path)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return StalePages{}, fmt.Errorf("read page head: %w", err)
+		}
+		if head.ArtifactID != cand.ArtifactID || head.Deleted() {
+			continue // a newer version (or a deletion) replaced it
+		}
+		if len(out.Pages) == staleShown {
+			out.More++
+			continue
+		}
+		head.StaleAfter = &cand.StaleAfter
+		out.Pages = append(out.Pages, head)
+	}
+	out.Capped = len(cands) == staleCandidates
+	return out, nil
+}

@@ -50,3 +50,19 @@ func (r *Repository) Meta(ctx context.Context, tenant string, artifacts []string
 	}
 	return out, nil
 }
+
+// StaleCandidates lists a workarea's versions past stale_after.
+func (r *Repository) StaleCandidates(ctx context.Context, tenant, workarea string, now time.Time, limit int) ([]app.StaleCandidate, error) {
+	rows, err := r.q.StaleCandidates(ctx, r.db.Conn(ctx), dbsqlc.StaleCandidatesParams{TenantID: tenant, WorkareaID: workarea, Now: &now,
+		MaxRows: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]app.StaleCandidate, 0, len(rows))
+	for _, row := range rows {
+		if row.StaleAfter != nil {
+			out = append(out, app.StaleCandidate{ArtifactID: row.ArtifactID, Path: row.Path, StaleAfter: *row.StaleAfter})
+		}
+	}
+	return out, nil
+}

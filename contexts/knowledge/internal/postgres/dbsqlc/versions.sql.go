@@ -10,6 +10,53 @@ import (
 	"time"
 )
 
+const staleCandidates = `-- name: StaleCandidates :many
+SELECT artifact_id, path, stale_after FROM knowledge.versions
+WHERE tenant_id = $1 AND workarea_id = $2 AND stale_after IS NOT NULL AND stale_after <= $3
+ORDER BY stale_after, artifact_id
+LIMIT $4
+`
+
+type StaleCandidatesParams struct {
+	TenantID   string
+	WorkareaID string
+	Now        *time.Time
+	MaxRows    int32
+}
+
+type StaleCandidatesRow struct {
+	ArtifactID string
+	Path       string
+	StaleAfter *time.Time
+}
+
+// A workarea's page versions past their stale_after, the longest overdue
+// first (whether each is still its page's head is admission's to say).
+func (q *Queries) StaleCandidates(ctx context.Context, db DBTX, arg StaleCandidatesParams) ([]StaleCandidatesRow, error) {
+	rows, err := db.Query(ctx, staleCandidates,
+		arg.TenantID,
+		arg.WorkareaID,
+		arg.Now,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []StaleCandidatesRow
+	for rows.Next() {
+		var i StaleCandidatesRow
+		if err := rows.Scan(&i.ArtifactID, &i.Path, &i.StaleAfter); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const versionInsert = `-- name: VersionInsert :exec
 INSERT INTO knowledge.versions (tenant_id, artifact_id, workarea_id, path, source_session, stale_after, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7)

@@ -1,0 +1,1 @@
+DROP INDEX knowledge.versions_stale;
