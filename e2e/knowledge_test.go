@@ -25,7 +25,6 @@ type kbPage struct {
 	Author        string `json:"author"`
 	BaseVersion   string `json:"base_version"`
 	SourceSession string `json:"source_session"`
-	Replayed      bool   `json:"replayed"`
 	OwnHeld       []struct {
 		ArtifactID string `json:"artifact_id"`
 	} `json:"own_held"`
@@ -97,11 +96,6 @@ func TestKnowledgeBase(t *testing.T) {
 		"content": "Zanzibar copper: buy from Accra Metals first.", "if_version": "absent"})
 	if v1.State != "held" || v1.Revision != 1 || !strings.HasPrefix(v1.Version, "sha256:") || v1.Store != "project" {
 		t.Fatalf("put: %+v", v1)
-	}
-	// A retry of the same put is the same version, not a second one.
-	if again := toolJSON[kbPage](t, a, "brain_put", map[string]any{"store": "project", "workarea": tm.crew.ID, "path": path,
-		"content": "Zanzibar copper: buy from Accra Metals first.", "if_version": "absent"}); !again.Replayed || again.ArtifactID != v1.ArtifactID {
-		t.Fatalf("a repeated put: %+v", again)
 	}
 
 	// Held: the author sees its own version, marked held; nobody else
@@ -240,6 +234,26 @@ func TestKnowledgeBase(t *testing.T) {
 	old := toolJSON[kbPage](t, b, "brain_get", map[string]any{"store": "project", "workarea": tm.crew.ID, "path": path, "version": va.Version})
 	if old.Content != "Zanzibar copper: Accra Metals, then Lagos Alloys." {
 		t.Fatalf("reading an earlier version: %+v", old)
+	}
+
+	// Without if_version the version written last wins: an older one
+	// approved after it is refused at promotion.
+	x1 := toolJSON[kbPage](t, a, "brain_put", map[string]any{"store": "project", "workarea": tm.crew.ID, "path": "/fs/lww.md", "content": "first"})
+	x2 := toolJSON[kbPage](t, b, "brain_put", map[string]any{"store": "project", "workarea": tm.crew.ID, "path": "/fs/lww.md", "content": "second"})
+	srv2 := decode[served](t, s.do(t, "POST", "/v1/reviews/serve", tm.reviewer.Token, map[string]any{"skip": []string{x1.ArtifactID}}), 200)
+	if srv2.Item.ArtifactID != x2.ArtifactID {
+		t.Fatalf("serve with a skip: %+v", srv2)
+	}
+	decode[map[string]any](t, s.verdict(t, tm.reviewer.Token, srv2.ServeID, "approve"), 200)
+	srv1, _ := s.serve(t, tm.reviewer.Token)
+	if r := s.verdict(t, tm.reviewer.Token, srv1.ServeID, "approve"); srv1.Item.ArtifactID != x1.ArtifactID || r.Status != 409 || !strings.Contains(string(r.Body), "knowledge.conflict") {
+		t.Fatalf("approving an older version after a newer one: %s %d %s", srv1.Item.ArtifactID, r.Status, r.Body)
+	}
+	decode[map[string]any](t, s.verdict(t, tm.reviewer.Token, srv1.ServeID, "reject"), 200)
+	// A page's versions are not a claim anyone continues with supersedes.
+	if r := s.do(t, "POST", "/v1/memories", tm.writer.Token, map[string]any{"workarea": tm.crew.ID, "supersedes": x1.ArtifactID,
+		"kind": "steering", "text": "Take over the page."}); r.Status != 404 || !strings.Contains(string(r.Body), "access.not_found") {
+		t.Fatalf("supersedes on a page version: %d %s", r.Status, r.Body)
 	}
 
 	// From a session brain (seed 002's brain_promote): the page cites the

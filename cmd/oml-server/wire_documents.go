@@ -30,7 +30,7 @@ type documentsAdmission struct{ m *admission.Module }
 func toDocVersion(c admission.Claim) documents.Version {
 	return documents.Version{ArtifactID: c.ID, Revision: c.Version, State: string(c.State), Content: c.Text, Version: c.PageVersion,
 		BaseVersion: c.BaseVersion, AuthorPrincipal: c.AuthorPrincipal, SubmittedAt: c.SubmittedAt, PromotedAt: c.PromotedAt,
-		HeldExpiresAt: c.HeldExpiresAt}
+		HeldExpiresAt: c.HeldExpiresAt, Size: c.TextBytes}
 }
 
 func docErr(err error) error {
@@ -57,8 +57,8 @@ func (a documentsAdmission) ByVersion(ctx context.Context, tenant, workarea, key
 	return toDocVersion(c), docErr(err)
 }
 
-func (a documentsAdmission) Versions(ctx context.Context, tenant, workarea, key string, states []string, author string, before, limit int) ([]documents.Version, error) {
-	cs, err := a.m.PageVersions(ctx, tenant, workarea, key, states, author, before, limit)
+func (a documentsAdmission) Versions(ctx context.Context, tenant, workarea, key string, states []string, author string, before, limit int, withText bool) ([]documents.Version, error) {
+	cs, err := a.m.PageVersions(ctx, tenant, workarea, key, states, author, before, limit, withText)
 	if err != nil {
 		return nil, err
 	}

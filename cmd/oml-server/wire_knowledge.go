@@ -36,7 +36,8 @@ type knowledgeAdmission struct{ m *admission.Module }
 func toVersion(c admission.Claim) knowledge.Version {
 	return knowledge.Version{ArtifactID: c.ID, WorkareaID: c.WorkareaID, Path: c.ClaimKey, Number: c.Version, State: string(c.State),
 		Content: c.Text, Version: c.PageVersion, BaseVersion: c.BaseVersion, AuthorKeyID: c.AuthorKeyID,
-		AuthorPrincipal: c.AuthorPrincipal, SubmittedAt: c.SubmittedAt, PromotedAt: c.PromotedAt, HeldExpiresAt: c.HeldExpiresAt}
+		AuthorPrincipal: c.AuthorPrincipal, SubmittedAt: c.SubmittedAt, PromotedAt: c.PromotedAt, HeldExpiresAt: c.HeldExpiresAt,
+		Size: int64(c.TextBytes)}
 }
 
 func toVersions(cs []admission.Claim, err error) ([]knowledge.Version, error) {
@@ -74,8 +75,8 @@ func (a knowledgeAdmission) ByVersion(ctx context.Context, tenant, workarea, pat
 	return toVersion(c), pageErr(err)
 }
 
-func (a knowledgeAdmission) Versions(ctx context.Context, tenant, workarea, path string, states []string, author string, before, limit int) ([]knowledge.Version, error) {
-	return toVersions(a.m.PageVersions(ctx, tenant, workarea, path, states, author, before, limit))
+func (a knowledgeAdmission) Versions(ctx context.Context, tenant, workarea, path string, states []string, author string, before, limit int, withText bool) ([]knowledge.Version, error) {
+	return toVersions(a.m.PageVersions(ctx, tenant, workarea, path, states, author, before, limit, withText))
 }
 
 func (a knowledgeAdmission) Heads(ctx context.Context, tenant string, f knowledge.HeadFilter) ([]knowledge.Version, error) {
@@ -89,7 +90,7 @@ type sessionsKB struct{ m *knowledge.Module }
 
 func toKBPage(v knowledge.Version, workareaPath string) sessions.KBPage {
 	return sessions.KBPage{Workarea: v.WorkareaID, WorkareaPath: workareaPath, Path: v.Path, Content: v.Content, Version: v.Version,
-		State: v.State, Deleted: v.Deleted(), ArtifactID: v.ArtifactID, Revision: v.Number, Author: v.AuthorPrincipal,
+		State: v.State, Deleted: v.Deleted(), ArtifactID: v.ArtifactID, Revision: v.Number, Size: v.Bytes(), Author: v.AuthorPrincipal,
 		SubmittedAt: v.SubmittedAt, PromotedAt: v.PromotedAt, BaseVersion: v.BaseVersion, StaleAfter: v.StaleAfter,
 		SourceSession: v.SourceSession}
 }
@@ -111,13 +112,12 @@ func (a sessionsKB) Get(ctx context.Context, workarea, path, version string) (se
 }
 
 func (a sessionsKB) Put(ctx context.Context, p sessions.PagePut) (sessions.KBPage, error) {
-	v, replayed, err := a.m.Put(ctx, knowledge.Put{Workarea: p.Workarea, Path: p.Path, Content: p.Content, IfVersion: p.IfVersion,
+	v, err := a.m.Put(ctx, knowledge.Put{Workarea: p.Workarea, Path: p.Path, Content: p.Content, IfVersion: p.IfVersion,
 		StaleAfter: p.StaleAfter, SourceSession: p.SourceSession})
 	if err != nil {
 		return sessions.KBPage{}, err
 	}
 	out := toKBPage(v, "")
-	out.Replayed = replayed
 	return out, nil
 }
 
@@ -144,7 +144,7 @@ func (a kbResources) Pages(ctx context.Context, afterWorkarea, afterPath string,
 	}
 	out := make([]transport.KBPageRef, len(vs))
 	for i, v := range vs {
-		out[i] = transport.KBPageRef{Workarea: v.WorkareaID, Path: v.Path, Size: int64(len(v.Content))}
+		out[i] = transport.KBPageRef{Workarea: v.WorkareaID, Path: v.Path, Size: v.Size}
 	}
 	return out, nil
 }

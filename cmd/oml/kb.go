@@ -23,7 +23,6 @@ type kbPage struct {
 	Revision   int        `json:"revision"`
 	Author     string     `json:"author"`
 	PromotedAt *time.Time `json:"promoted_at"`
-	Replayed   bool       `json:"replayed"`
 	OwnHeld    []struct {
 		Version    string `json:"version"`
 		ArtifactID string `json:"artifact_id"`
@@ -203,9 +202,6 @@ func printHeld(w io.Writer, p kbPage) error {
 	what := "version"
 	if p.Deleted {
 		what = "deletion"
-	}
-	if p.Replayed {
-		what += " (already submitted)"
 	}
 	_, err := fmt.Fprintf(w, "%s %s of %s: %s, held for review as %s (revision %d)\n", what, p.Version, p.Path, p.State, p.ArtifactID, p.Revision)
 	return err

@@ -202,13 +202,14 @@ func (m *Module) PageByVersion(ctx context.Context, tenant, workarea, path, vers
 	return m.repo.PageByVersion(ctx, tenant, workarea, path, version)
 }
 
-// PageVersions lists a page's versions in states, newest first.
-func (m *Module) PageVersions(ctx context.Context, tenant, workarea, path string, states []string, author string, before, limit int) ([]Claim, error) {
+// PageVersions lists a page's versions in states, newest first; their
+// texts only withText.
+func (m *Module) PageVersions(ctx context.Context, tenant, workarea, path string, states []string, author string, before, limit int, withText bool) ([]Claim, error) {
 	st := make([]domain.State, len(states))
 	for i, s := range states {
 		st[i] = domain.State(s)
 	}
-	return m.repo.PageVersions(ctx, tenant, workarea, path, st, author, before, limit)
+	return m.repo.PageVersions(ctx, tenant, workarea, path, st, author, before, limit, withText)
 }
 
 // PageHeads lists live pages.

@@ -94,8 +94,7 @@ func (m *Module) Get(ctx context.Context, workarea, path, version string) (Page,
 }
 
 // Put submits a page version (brain_put store project, brain_promote);
-// replayed is true when it repeated the caller's newest held version.
-func (m *Module) Put(ctx context.Context, p Put) (v Version, replayed bool, err error) {
+func (m *Module) Put(ctx context.Context, p Put) (Version, error) {
 	return m.svc.Put(ctx, p)
 }
 

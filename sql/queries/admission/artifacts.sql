@@ -169,9 +169,13 @@ ORDER BY version DESC
 LIMIT 1;
 
 -- name: PageVersions :many
--- One page's versions in the given states, newest first, below a version
--- number (0 for no bound), optionally one author's only.
-SELECT * FROM admission.artifacts
+-- One page's (or document's) versions in the given states, newest first,
+-- below a version number (0 for no bound), optionally one author's only;
+-- the text only when asked for (its size always).
+SELECT id, workarea_id, claim_key, version, kind, state, author_key_id, author_principal, submitted_at, held_expires_at,
+       promoted_at, page_version, base_version,
+       CASE WHEN @with_text::bool THEN coalesce(text, '') ELSE '' END::text AS text, octet_length(coalesce(text, ''))::int AS text_bytes
+FROM admission.artifacts
 WHERE tenant_id = @tenant_id AND workarea_id = @workarea_id AND claim_key = @claim_key AND kind IN ('page', 'document')
   AND state = ANY(@states::text[])
   AND (@before::int = 0 OR version < @before::int)
@@ -188,12 +192,16 @@ ORDER BY version DESC
 LIMIT 1;
 
 -- name: PageHeads :many
--- The live pages (promoted heads that are not tombstones) inside the
--- subtrees (allow minus deny), of the given workareas only when any are
--- given, in (workarea id, path) order after a position, optionally under
--- a path prefix.
-SELECT h.* FROM (
-    SELECT DISTINCT ON (a.workarea_id, a.claim_key) a.*
+-- The live pages (promoted heads that are not tombstones: the hash of an
+-- empty text) inside the subtrees (allow minus deny), of the given
+-- workareas only when any are given, in (workarea id, path) order after a
+-- position, optionally under a path prefix; sizes, not texts.
+SELECT h.id, h.workarea_id, h.claim_key, h.version, h.kind, h.state, h.author_key_id, h.author_principal, h.submitted_at,
+       h.held_expires_at, h.promoted_at, h.page_version, h.base_version, ''::text AS text, h.text_bytes
+FROM (
+    SELECT DISTINCT ON (a.workarea_id, a.claim_key) a.id, a.workarea_id, a.claim_key, a.version, a.kind, a.state, a.author_key_id,
+           a.author_principal, a.submitted_at, a.held_expires_at, a.promoted_at, a.page_version, a.base_version,
+           octet_length(coalesce(a.text, ''))::int AS text_bytes
     FROM admission.artifacts a
     WHERE a.tenant_id = @tenant_id AND a.kind = 'page' AND a.state = 'promoted'
       AND (cardinality(@workareas::text[]) = 0 OR a.workarea_id = ANY(@workareas::text[]))
@@ -203,6 +211,6 @@ SELECT h.* FROM (
       AND starts_with(a.claim_key, @prefix::text)
     ORDER BY a.workarea_id, a.claim_key, a.version DESC
 ) h
-WHERE h.text <> ''
+WHERE h.page_version <> 'sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'
 ORDER BY h.workarea_id, h.claim_key
 LIMIT @max_rows;

@@ -83,6 +83,13 @@ func (s *Service) lifecycle(ctx context.Context, id, reason, event string, apply
 		if err := s.Index.Withdrawn(ctx, c.TenantID, c.ID); err != nil {
 			return fmt.Errorf("withdraw from recall: %w", err)
 		}
+		if wasPromoted && c.Kind.Versioned() {
+			// The page's (or document's) previous promoted version is its
+			// head again: reads show it, so recall serves it too.
+			if err := s.reindexHead(ctx, c); err != nil {
+				return err
+			}
+		}
 		if c.State == domain.StateErased {
 			// Erasure removes the attachment bindings; content no other
 			// claim carries is shredded.
@@ -97,4 +104,26 @@ func (s *Service) lifecycle(ctx context.Context, id, reason, event string, apply
 		})
 	})
 	return out, err
+}
+
+// reindexHead puts a page's or document's promoted head back in the
+// serving tier after its newer head was demoted or erased (a tombstone
+// keeps it out). Its embedding was dropped when it was superseded, so
+// recall finds it by full text until a reindex.
+func (s *Service) reindexHead(ctx context.Context, c domain.Claim) error {
+	if err := s.Repo.ClaimKeyLock(ctx, c.TenantID, c.WorkareaID, "", c.ClaimKey); err != nil {
+		return fmt.Errorf("lock page versions: %w", err)
+	}
+	head, err := s.Repo.PageHead(ctx, c.TenantID, c.WorkareaID, c.ClaimKey)
+	if errors.Is(err, ErrNotFound) || (err == nil && (head.Tombstone() || head.Version > c.Version)) {
+		return nil // no head left, a deletion, or c was not the head (the head is served already)
+	}
+	if err != nil {
+		return fmt.Errorf("read page head: %w", err)
+	}
+	head.Text = indexedText(head.Text)
+	if err := s.Index.Promoted(ctx, head); err != nil {
+		return fmt.Errorf("index the page's head: %w", err)
+	}
+	return nil
 }

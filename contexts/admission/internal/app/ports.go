@@ -219,7 +219,7 @@ type Repository interface {
 	PageByVersion(ctx context.Context, tenant, workarea, path, version string) (domain.Claim, error)
 	// PageVersions lists a page's versions in states, newest first, below
 	// version number before (0: none), one author's only unless author is "".
-	PageVersions(ctx context.Context, tenant, workarea, path string, states []domain.State, author string, before, limit int) ([]domain.Claim, error)
+	PageVersions(ctx context.Context, tenant, workarea, path string, states []domain.State, author string, before, limit int, withText bool) ([]domain.Claim, error)
 	// PageHeads lists live pages (promoted heads, tombstones left out).
 	PageHeads(ctx context.Context, tenant string, f PageFilter) ([]domain.Claim, error)
 	ClaimGetForUpdate(ctx context.Context, tenant, id string) (domain.Claim, error)

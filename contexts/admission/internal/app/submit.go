@@ -254,7 +254,10 @@ func (s *Service) placeVersion(ctx context.Context, c *domain.Claim, sub domain.
 		return err
 	}
 	prev, err := s.Repo.ClaimGet(ctx, c.TenantID, sub.Supersedes)
-	if errors.Is(err, ErrNotFound) || (err == nil && (prev.AuthorPrincipal != c.AuthorPrincipal || prev.State == domain.StateErased || !fence.Admits(prev.SimulationID))) {
+	// A page's or document's versions are continued by their own context,
+	// never by supersedes: they answer as no claim of the caller's.
+	if errors.Is(err, ErrNotFound) || (err == nil && (prev.AuthorPrincipal != c.AuthorPrincipal || prev.State == domain.StateErased ||
+		!fence.Admits(prev.SimulationID) || prev.Kind.Versioned())) {
 		return errs.New(errs.NotFound, "supersedes names one of the caller's own claims (fail closed)",
 			"supersedes names no claim of this key's principal")
 	}
@@ -305,9 +308,6 @@ func (s *Service) placePageVersion(ctx context.Context, c *domain.Claim) error {
 	if err := s.Repo.ClaimKeyLock(ctx, c.TenantID, c.WorkareaID, "", c.ClaimKey); err != nil {
 		return fmt.Errorf("lock page versions: %w", err)
 	}
-	if err := s.checkBase(ctx, *c); err != nil {
-		return err
-	}
 	latest, err := s.Repo.ClaimKeyHolder(ctx, c.TenantID, c.WorkareaID, "", c.ClaimKey)
 	switch {
 	case err == nil && latest.Kind != c.Kind:
@@ -317,16 +317,15 @@ func (s *Service) placePageVersion(ctx context.Context, c *domain.Claim) error {
 	case !errors.Is(err, ErrNotFound):
 		return fmt.Errorf("look up page versions: %w", err)
 	}
-	return nil
+	return s.checkBase(ctx, *c)
 }
 
 // checkBase compares a page version's base version with the page's
 // promoted head (a tombstone or no head at all is absent), with the page's
-// versions locked by the caller.
+// versions locked by the caller. A version written before the promoted
+// head (a lower number) never replaces it: promoting it would change
+// nothing, so it is refused as stale too.
 func (s *Service) checkBase(ctx context.Context, c domain.Claim) error {
-	if c.BaseVersion == "" {
-		return nil
-	}
 	head, err := s.Repo.PageHead(ctx, c.TenantID, c.WorkareaID, c.ClaimKey)
 	current := domain.Absent
 	switch {
@@ -335,7 +334,11 @@ func (s *Service) checkBase(ctx context.Context, c domain.Claim) error {
 	case err != nil && !errors.Is(err, ErrNotFound):
 		return fmt.Errorf("read page head: %w", err)
 	}
-	if current != c.BaseVersion {
+	if err == nil && head.Version > c.Version {
+		return errs.New(errs.PageConflict, "a page or document version written before its promoted head is stale (the version written last wins)",
+			"%s has a newer promoted version than this one: current_version=%s", c.ClaimKey, current)
+	}
+	if c.BaseVersion != "" && current != c.BaseVersion {
 		return domain.PageConflict(c.ClaimKey, c.BaseVersion, current)
 	}
 	return nil

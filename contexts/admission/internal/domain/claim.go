@@ -256,10 +256,15 @@ type Claim struct {
 	// its text's hash, and the head it was written against.
 	PageVersion string
 	BaseVersion string
+	// TextBytes is the text's size (set where the text itself is not read).
+	TextBytes int
 }
 
+// EmptyVersion is the version of an empty text: a page deletion's.
+const EmptyVersion = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
 // Tombstone reports whether c is a page's deletion.
-func (c Claim) Tombstone() bool { return c.Kind == KindPage && c.Text == "" }
+func (c Claim) Tombstone() bool { return c.Kind == KindPage && c.PageVersion == EmptyVersion }
 
 // Attachment is a bound upload: its plaintext digest and what it is.
 type Attachment struct {

@@ -116,18 +116,39 @@ func (r *Repository) PageByVersion(ctx context.Context, tenant, workarea, path, 
 }
 
 // PageVersions lists a page's versions in states, newest first, below
-// version before (0: no bound), author's only when author is not "".
-func (r *Repository) PageVersions(ctx context.Context, tenant, workarea, path string, states []domain.State, author string, before, limit int) ([]domain.Claim, error) {
+// version before (0: no bound), author's only when author is not "";
+// their texts only withText (their sizes always).
+func (r *Repository) PageVersions(ctx context.Context, tenant, workarea, path string, states []domain.State, author string, before, limit int, withText bool) ([]domain.Claim, error) {
 	st := make([]string, len(states))
 	for i, x := range states {
 		st[i] = string(x)
 	}
 	rows, err := r.q.PageVersions(ctx, r.conn(ctx), dbsqlc.PageVersionsParams{TenantID: tenant, WorkareaID: workarea, ClaimKey: path,
-		States: st, Before: int32(before), AuthorPrincipal: nullable(author), MaxRows: int32(limit)})
+		States: st, Before: int32(before), AuthorPrincipal: nullable(author), MaxRows: int32(limit), WithText: withText})
 	if err != nil {
 		return nil, translate(err)
 	}
-	return claimsFromRows(rows)
+	out := make([]domain.Claim, len(rows))
+	for i, row := range rows {
+		out[i] = pageFromRow(tenant, row)
+	}
+	return out, nil
+}
+
+// pageFromRow converts a page listing's row (no envelope, findings or
+// attachments: a page carries none a reader needs).
+func pageFromRow(tenant string, row dbsqlc.PageVersionsRow) domain.Claim {
+	c := domain.Claim{ID: row.ID, TenantID: tenant, WorkareaID: row.WorkareaID, ClaimKey: row.ClaimKey, Version: int(row.Version),
+		Kind: domain.Kind(row.Kind), Verb: domain.VerbRemember, State: domain.State(row.State), Text: row.Text, AuthorKeyID: row.AuthorKeyID,
+		AuthorPrincipal: row.AuthorPrincipal, SubmittedAt: row.SubmittedAt, HeldExpiresAt: row.HeldExpiresAt, PromotedAt: row.PromotedAt,
+		TextBytes: int(row.TextBytes)}
+	if row.PageVersion != nil {
+		c.PageVersion = *row.PageVersion
+	}
+	if row.BaseVersion != nil {
+		c.BaseVersion = *row.BaseVersion
+	}
+	return c
 }
 
 // PageHeads lists live pages inside within (of workareas only, when any
@@ -139,7 +160,11 @@ func (r *Repository) PageHeads(ctx context.Context, tenant string, f app.PageFil
 	if err != nil {
 		return nil, translate(err)
 	}
-	return claimsFromRows(rows)
+	out := make([]domain.Claim, len(rows))
+	for i, row := range rows {
+		out[i] = pageFromRow(tenant, dbsqlc.PageVersionsRow(row))
+	}
+	return out, nil
 }
 
 func nonNil(s []string) []string {
@@ -198,6 +223,7 @@ func claimFromRow(row dbsqlc.AdmissionArtifact) (domain.Claim, error) {
 	if row.BaseVersion != nil {
 		c.BaseVersion = *row.BaseVersion
 	}
+	c.TextBytes = len(c.Text)
 	var findings []findingRecord
 	if err := json.Unmarshal(row.Findings, &findings); err != nil {
 		return c, fmt.Errorf("decode findings of %s: %w", row.ID, err)

@@ -42,7 +42,7 @@ func (s *Service) PostComment(ctx context.Context, id, body string, a Anchor) (P
 	c, _ := auth.From(ctx)
 	v := r.Version
 	if a.Revision != 0 && a.Revision != v.Revision {
-		vs, err := s.Admission.Versions(ctx, c.TenantID, r.Document.WorkareaID, r.Document.Key(), []string{domain.StatePromoted}, "", a.Revision+1, 1)
+		vs, err := s.Admission.Versions(ctx, c.TenantID, r.Document.WorkareaID, r.Document.Key(), []string{domain.StatePromoted}, "", a.Revision+1, 1, true)
 		if err != nil {
 			return Posted{}, fmt.Errorf("read version: %w", err)
 		}

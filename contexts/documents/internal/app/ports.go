@@ -50,8 +50,9 @@ type Admission interface {
 	// ByVersion is the newest promoted version with that hash (ErrNotFound).
 	ByVersion(ctx context.Context, tenant, workarea, key, version string) (domain.Version, error)
 	// Versions lists versions in states, newest first, below revision
-	// before (0: none), author's only unless author is "".
-	Versions(ctx context.Context, tenant, workarea, key string, states []string, author string, before, limit int) ([]domain.Version, error)
+	// before (0: none), author's only unless author is ""; texts only
+	// withText.
+	Versions(ctx context.Context, tenant, workarea, key string, states []string, author string, before, limit int, withText bool) ([]domain.Version, error)
 }
 
 // Counts are a document's comments, total and unresolved.

@@ -258,7 +258,7 @@ func (s *Service) Versions(ctx context.Context, id string) ([]domain.Version, er
 		return nil, err
 	}
 	c, _ := auth.From(ctx)
-	vs, err := s.Admission.Versions(ctx, c.TenantID, r.Document.WorkareaID, r.Document.Key(), []string{domain.StatePromoted}, "", 0, domain.MaxList)
+	vs, err := s.Admission.Versions(ctx, c.TenantID, r.Document.WorkareaID, r.Document.Key(), []string{domain.StatePromoted}, "", 0, domain.MaxList, false)
 	if err != nil {
 		return nil, fmt.Errorf("read versions: %w", err)
 	}
@@ -367,7 +367,7 @@ func (s *Service) viewOf(ctx context.Context, c auth.Caller, d domain.Document, 
 		return View{}, fmt.Errorf("read head: %w", err)
 	}
 	promoted := err == nil
-	own, err := s.Admission.Versions(ctx, c.TenantID, d.WorkareaID, d.Key(), []string{domain.StateHeld}, c.PrincipalID, 0, 10)
+	own, err := s.Admission.Versions(ctx, c.TenantID, d.WorkareaID, d.Key(), []string{domain.StateHeld}, c.PrincipalID, 0, 10, true)
 	if err != nil {
 		return View{}, fmt.Errorf("read own versions: %w", err)
 	}

@@ -89,6 +89,8 @@ type Version struct {
 	Title           string
 	Description     string
 	Label           string
+	// Size is the content's size in bytes (listings leave Content out).
+	Size int
 }
 
 // Meta is what a version carries beside its text.

@@ -158,7 +158,7 @@ func ToVersions(id string, vs []domain.Version) VersionsOut {
 	out := VersionsOut{ArtifactID: id, Versions: make([]VersionItem, len(vs))}
 	for i, v := range vs {
 		out.Versions[i] = VersionItem{Version: v.Version, Revision: v.Revision, ReviewID: v.ArtifactID, Title: v.Title, Label: v.Label,
-			Author: v.AuthorPrincipal, SizeBytes: len(v.Content), PromotedAt: utc(v.PromotedAt)}
+			Author: v.AuthorPrincipal, SizeBytes: max(v.Size, len(v.Content)), PromotedAt: utc(v.PromotedAt)}
 	}
 	return out
 }

@@ -65,8 +65,9 @@ type Admission interface {
 	// ByVersion is the newest promoted version with that hash (ErrNotFound).
 	ByVersion(ctx context.Context, tenant, workarea, path, version string) (domain.Version, error)
 	// Versions lists a page's versions in states, newest first, below
-	// number before (0: none), author's only unless author is "".
-	Versions(ctx context.Context, tenant, workarea, path string, states []string, author string, before, limit int) ([]domain.Version, error)
+	// number before (0: none), author's only unless author is ""; texts
+	// only withText.
+	Versions(ctx context.Context, tenant, workarea, path string, states []string, author string, before, limit int, withText bool) ([]domain.Version, error)
 	// Heads lists live pages.
 	Heads(ctx context.Context, tenant string, f HeadFilter) ([]domain.Version, error)
 }

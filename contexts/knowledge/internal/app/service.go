@@ -99,7 +99,10 @@ func (s *Service) Get(ctx context.Context, ref, path, version string) (Page, err
 			return Page{}, fmt.Errorf("read page version: %w", err)
 		}
 		vs, err := s.withMeta(ctx, c.TenantID, []domain.Version{v})
-		return Page{Version: vs[0], WorkareaPath: w.Path}, err
+		if err != nil {
+			return Page{}, err
+		}
+		return Page{Version: vs[0], WorkareaPath: w.Path}, nil
 	}
 	head, err := s.Admission.Head(ctx, c.TenantID, w.ID, path)
 	if err != nil && !errors.Is(err, ErrNotFound) {
@@ -130,7 +133,7 @@ func (s *Service) Get(ctx context.Context, ref, path, version string) (Page, err
 // ownHeld is the caller's versions of the page still waiting for review,
 // newest first (at most 10).
 func (s *Service) ownHeld(ctx context.Context, c auth.Caller, workarea, path string) ([]domain.Version, error) {
-	vs, err := s.Admission.Versions(ctx, c.TenantID, workarea, path, []string{domain.StateHeld}, c.PrincipalID, 0, 10)
+	vs, err := s.Admission.Versions(ctx, c.TenantID, workarea, path, []string{domain.StateHeld}, c.PrincipalID, 0, 10, true)
 	if err != nil {
 		return nil, fmt.Errorf("read own held versions: %w", err)
 	}
@@ -151,15 +154,14 @@ type Put struct {
 // Put submits a page version: held until an identity that did not write
 // it approves it (R3). With if_version the promoted head must still be
 // that version now and again at promotion (absent: no live page);
-// without it the last version promoted wins. A put identical to the
-// caller's newest held version of the page (content and if_version)
-// returns that version instead of adding another.
-func (s *Service) Put(ctx context.Context, p Put) (domain.Version, bool, error) {
+// without it the version written last wins (a version older than the
+// promoted head is refused at promotion).
+func (s *Service) Put(ctx context.Context, p Put) (domain.Version, error) {
 	if err := domain.CheckPath(p.Path); err != nil {
-		return domain.Version{}, false, err
+		return domain.Version{}, err
 	}
 	if err := domain.CheckContent(p.Content); err != nil {
-		return domain.Version{}, false, err
+		return domain.Version{}, err
 	}
 	return s.submit(ctx, p)
 }
@@ -181,8 +183,7 @@ func (s *Service) Delete(ctx context.Context, ref, path, ifVersion string) (doma
 	if err != nil {
 		return domain.Version{}, fmt.Errorf("read page head: %w", err)
 	}
-	v, _, err := s.submit(ctx, Put{Workarea: w.ID, Path: path, IfVersion: ifVersion})
-	return v, err
+	return s.submit(ctx, Put{Workarea: w.ID, Path: path, IfVersion: ifVersion})
 }
 
 // Revert submits an earlier promoted version's content as a new version
@@ -198,25 +199,16 @@ func (s *Service) Revert(ctx context.Context, ref, path, version, ifVersion stri
 	if src.Deleted() {
 		return domain.Version{}, errs.Invalid("version %s is a deletion; revert to a version with content", version)
 	}
-	v, _, err := s.submit(ctx, Put{Workarea: src.WorkareaID, Path: path, Content: src.Content, IfVersion: ifVersion})
-	return v, err
+	return s.submit(ctx, Put{Workarea: src.WorkareaID, Path: path, Content: src.Content, IfVersion: ifVersion})
 }
 
-func (s *Service) submit(ctx context.Context, p Put) (domain.Version, bool, error) {
+func (s *Service) submit(ctx context.Context, p Put) (domain.Version, error) {
 	if err := domain.CheckIfVersion(p.IfVersion); err != nil {
-		return domain.Version{}, false, err
+		return domain.Version{}, err
 	}
 	c, w, err := s.readable(ctx, p.Workarea)
 	if err != nil {
-		return domain.Version{}, false, err
-	}
-	own, err := s.ownHeld(ctx, c, w.ID, p.Path)
-	if err != nil {
-		return domain.Version{}, false, err
-	}
-	if len(own) > 0 && own[0].Content == p.Content && own[0].BaseVersion == p.IfVersion {
-		vs, err := s.withMeta(ctx, c.TenantID, own[:1])
-		return vs[0], true, err
+		return domain.Version{}, err
 	}
 	now := s.Now()
 	v, err := s.Admission.Submit(ctx, Submission{WorkareaID: w.ID, Path: p.Path, Content: p.Content, BaseVersion: p.IfVersion},
@@ -225,7 +217,7 @@ func (s *Service) submit(ctx context.Context, p Put) (domain.Version, bool, erro
 			return s.Repo.Insert(ctx, c.TenantID, v, now)
 		})
 	v.SourceSession, v.StaleAfter = p.SourceSession, p.StaleAfter
-	return v, false, err
+	return v, err
 }
 
 // Listing is a page of versions (a history) or of live pages (a
@@ -256,7 +248,7 @@ func (s *Service) History(ctx context.Context, ref, path, cursor string, limit i
 	if err != nil {
 		return Listing{}, err
 	}
-	vs, err := s.Admission.Versions(ctx, c.TenantID, w.ID, path, []string{domain.StatePromoted}, "", before, limit+1)
+	vs, err := s.Admission.Versions(ctx, c.TenantID, w.ID, path, []string{domain.StatePromoted}, "", before, limit+1, false)
 	if err != nil {
 		return Listing{}, fmt.Errorf("read page history: %w", err)
 	}

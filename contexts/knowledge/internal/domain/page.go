@@ -48,10 +48,19 @@ type Version struct {
 	HeldExpiresAt   time.Time
 	SourceSession   string
 	StaleAfter      *time.Time
+	// Size is the content's size in bytes (listings leave Content out).
+	Size int64
 }
 
+// EmptyVersion is the version of an empty text: a deletion's.
+const EmptyVersion = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// Bytes is the content's size: Size where a listing left the content
+// out, else the content's length.
+func (v Version) Bytes() int64 { return max(v.Size, int64(len(v.Content))) }
+
 // Deleted reports whether v is a deletion's tombstone.
-func (v Version) Deleted() bool { return v.Content == "" }
+func (v Version) Deleted() bool { return v.Version == EmptyVersion }
 
 // CheckPath validates a page path: /fs/…, at most 512 bytes of UTF-8
 // without control, format or separator characters, no empty, "." or ".."

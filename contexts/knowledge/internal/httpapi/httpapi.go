@@ -83,13 +83,12 @@ func (h *Handlers) put(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v, replayed, err := h.svc.Put(r.Context(), app.Put{Workarea: q["workarea"], Path: q["path"], Content: string(body),
+	v, err := h.svc.Put(r.Context(), app.Put{Workarea: q["workarea"], Path: q["path"], Content: string(body),
 		IfVersion: q["if_version"], StaleAfter: stale})
 	if err != nil {
 		return err
 	}
 	out := wire.ToPage(v, "")
-	out.Replayed = replayed
 	transport.WriteJSON(w, http.StatusAccepted, out)
 	return nil
 }

@@ -28,7 +28,6 @@ type Page struct {
 	BaseVersion   string     `json:"base_version,omitempty" jsonschema:"the if_version it was written against"`
 	StaleAfter    *time.Time `json:"stale_after,omitempty"`
 	SourceSession string     `json:"source_session,omitempty" jsonschema:"the session brain_promote copied it from"`
-	Replayed      bool       `json:"replayed,omitempty" jsonschema:"true when this put repeated your newest held version, which is returned"`
 	OwnHeld       []Held     `json:"own_held,omitempty" jsonschema:"your versions of this page waiting for review, newest first"`
 }
 
@@ -45,7 +44,7 @@ type Held struct {
 // ToPage converts a version.
 func ToPage(v domain.Version, workareaPath string) Page {
 	p := Page{Store: "project", Workarea: v.WorkareaID, WorkareaPath: workareaPath, Path: v.Path, Content: v.Content, Version: v.Version,
-		State: v.State, Deleted: v.Deleted(), ArtifactID: v.ArtifactID, Revision: v.Number, SizeBytes: int64(len(v.Content)),
+		State: v.State, Deleted: v.Deleted(), ArtifactID: v.ArtifactID, Revision: v.Number, SizeBytes: v.Bytes(),
 		Author: v.AuthorPrincipal, SubmittedAt: v.SubmittedAt.UTC(), PromotedAt: utc(v.PromotedAt), BaseVersion: v.BaseVersion,
 		StaleAfter: utc(v.StaleAfter), SourceSession: v.SourceSession}
 	return p
@@ -106,7 +105,7 @@ func ToHistory(workarea, path string, vs []domain.Version, next string) HistoryO
 	out := HistoryOut{Store: "project", Workarea: workarea, Path: path, Versions: make([]VersionItem, len(vs))}
 	for i, v := range vs {
 		out.Versions[i] = VersionItem{Version: v.Version, Revision: v.Number, ArtifactID: v.ArtifactID, Author: v.AuthorPrincipal,
-			SizeBytes: int64(len(v.Content)), Deleted: v.Deleted(), PromotedAt: utc(v.PromotedAt)}
+			SizeBytes: v.Bytes(), Deleted: v.Deleted(), PromotedAt: utc(v.PromotedAt)}
 	}
 	if next != "" {
 		out.NextCursor = &next
@@ -143,7 +142,7 @@ type ListOut struct {
 func ToList(workarea string, vs []domain.Version, next string) ListOut {
 	out := ListOut{Store: "project", Workarea: workarea, Pages: make([]ListItem, len(vs))}
 	for i, v := range vs {
-		out.Pages[i] = ListItem{Path: v.Path, Version: v.Version, SizeBytes: int64(len(v.Content)), PromotedAt: utc(v.PromotedAt)}
+		out.Pages[i] = ListItem{Path: v.Path, Version: v.Version, SizeBytes: v.Bytes(), PromotedAt: utc(v.PromotedAt)}
 	}
 	if next != "" {
 		out.NextCursor = &next

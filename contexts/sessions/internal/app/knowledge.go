@@ -30,13 +30,13 @@ type KBPage struct {
 	Deleted       bool
 	ArtifactID    string
 	Revision      int
+	Size          int64
 	Author        string
 	SubmittedAt   time.Time
 	PromotedAt    *time.Time
 	BaseVersion   string
 	StaleAfter    *time.Time
 	SourceSession string
-	Replayed      bool
 	OwnHeld       []HeldPage
 }
 

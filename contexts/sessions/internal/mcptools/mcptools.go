@@ -99,7 +99,7 @@ func RegisterBrains(t *transport.Tools, svc *app.Service) {
 			"(knowledge.conflict ending current_version=…). With from instead of content, copy that entry of your own " +
 			"session brain (session, default the active one) into the page, which cites the session (seed 002's " +
 			"brain_promote: R1 keeps a promote verb off this surface).",
-		Idempotent: true,
+		// Not idempotent: with store project every call submits a version.
 	}, func(ctx context.Context, in wire.BrainPutIn) (wire.BrainPutOut, error) {
 		ref := app.BrainRef{Store: in.Store, Session: in.Session, Workarea: in.Workarea}
 		if in.Store == domain.StoreProject && in.From != "" {

@@ -49,7 +49,6 @@ type PageFields struct {
 	BaseVersion   string     `json:"base_version,omitempty" jsonschema:"the if_version it was written against"`
 	StaleAfter    *time.Time `json:"stale_after,omitempty"`
 	SourceSession string     `json:"source_session,omitempty" jsonschema:"the session brain_promote copied it from"`
-	Replayed      bool       `json:"replayed,omitempty" jsonschema:"true when this put repeated your newest held version, which is returned"`
 	OwnHeld       []HeldPage `json:"own_held,omitempty" jsonschema:"your versions of this page waiting for review, newest first"`
 }
 
@@ -66,10 +65,10 @@ type HeldPage struct {
 // FromPage converts a knowledge-base page version.
 func FromPage(p app.KBPage) BrainEntry {
 	out := BrainEntry{Store: domain.StoreProject, Path: p.Path, Type: "file", Content: p.Content, Version: p.Version,
-		SizeBytes: int64(len(p.Content)), UpdatedAt: p.SubmittedAt.UTC(), PageFields: PageFields{
+		SizeBytes: max(p.Size, int64(len(p.Content))), UpdatedAt: p.SubmittedAt.UTC(), PageFields: PageFields{
 			Workarea: p.Workarea, WorkareaPath: p.WorkareaPath, State: p.State, Deleted: p.Deleted, ArtifactID: p.ArtifactID,
 			Revision: p.Revision, Author: p.Author, PromotedAt: p.PromotedAt, BaseVersion: p.BaseVersion, StaleAfter: p.StaleAfter,
-			SourceSession: p.SourceSession, Replayed: p.Replayed,
+			SourceSession: p.SourceSession,
 		}}
 	if p.PromotedAt != nil {
 		out.UpdatedAt = p.PromotedAt.UTC()
@@ -164,7 +163,7 @@ func ListFromPages(l app.PageList) BrainListOut {
 		if p.PromotedAt != nil {
 			at = *p.PromotedAt
 		}
-		out.Entries[i] = BrainItem{Path: p.Path, Type: "file", SizeBytes: int64(len(p.Content)), Version: p.Version, UpdatedAt: at.UTC()}
+		out.Entries[i] = BrainItem{Path: p.Path, Type: "file", SizeBytes: max(p.Size, int64(len(p.Content))), Version: p.Version, UpdatedAt: at.UTC()}
 	}
 	if l.Next != "" {
 		out.NextCursor = &l.Next

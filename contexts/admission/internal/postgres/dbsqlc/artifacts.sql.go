@@ -1073,8 +1073,12 @@ func (q *Queries) PageHead(ctx context.Context, db DBTX, arg PageHeadParams) (Ad
 }
 
 const pageHeads = `-- name: PageHeads :many
-SELECT h.tenant_id, h.id, h.workarea_id, h.workarea_id_path, h.claim_key, h.version, h.kind, h.verb, h.state, h.text, h.author_key_id, h.author_principal, h.supersedes, h.simulation_id, h.findings, h.attachments, h.envelope, h.signature, h.required_approvals, h.approvals, h.self_signed, h.submitted_at, h.held_expires_at, h.settled_at, h.promoted_at, h.leased_until, h.page_version, h.base_version FROM (
-    SELECT DISTINCT ON (a.workarea_id, a.claim_key) a.tenant_id, a.id, a.workarea_id, a.workarea_id_path, a.claim_key, a.version, a.kind, a.verb, a.state, a.text, a.author_key_id, a.author_principal, a.supersedes, a.simulation_id, a.findings, a.attachments, a.envelope, a.signature, a.required_approvals, a.approvals, a.self_signed, a.submitted_at, a.held_expires_at, a.settled_at, a.promoted_at, a.leased_until, a.page_version, a.base_version
+SELECT h.id, h.workarea_id, h.claim_key, h.version, h.kind, h.state, h.author_key_id, h.author_principal, h.submitted_at,
+       h.held_expires_at, h.promoted_at, h.page_version, h.base_version, ''::text AS text, h.text_bytes
+FROM (
+    SELECT DISTINCT ON (a.workarea_id, a.claim_key) a.id, a.workarea_id, a.claim_key, a.version, a.kind, a.state, a.author_key_id,
+           a.author_principal, a.submitted_at, a.held_expires_at, a.promoted_at, a.page_version, a.base_version,
+           octet_length(coalesce(a.text, ''))::int AS text_bytes
     FROM admission.artifacts a
     WHERE a.tenant_id = $1 AND a.kind = 'page' AND a.state = 'promoted'
       AND (cardinality($2::text[]) = 0 OR a.workarea_id = ANY($2::text[]))
@@ -1084,7 +1088,7 @@ SELECT h.tenant_id, h.id, h.workarea_id, h.workarea_id_path, h.claim_key, h.vers
       AND starts_with(a.claim_key, $7::text)
     ORDER BY a.workarea_id, a.claim_key, a.version DESC
 ) h
-WHERE h.text <> ''
+WHERE h.page_version <> 'sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'
 ORDER BY h.workarea_id, h.claim_key
 LIMIT $8
 `
@@ -1100,11 +1104,29 @@ type PageHeadsParams struct {
 	MaxRows       int32
 }
 
-// The live pages (promoted heads that are not tombstones) inside the
-// subtrees (allow minus deny), of the given workareas only when any are
-// given, in (workarea id, path) order after a position, optionally under
-// a path prefix.
-func (q *Queries) PageHeads(ctx context.Context, db DBTX, arg PageHeadsParams) ([]AdmissionArtifact, error) {
+type PageHeadsRow struct {
+	ID              string
+	WorkareaID      string
+	ClaimKey        string
+	Version         int32
+	Kind            string
+	State           string
+	AuthorKeyID     string
+	AuthorPrincipal string
+	SubmittedAt     time.Time
+	HeldExpiresAt   time.Time
+	PromotedAt      *time.Time
+	PageVersion     *string
+	BaseVersion     *string
+	Text            string
+	TextBytes       int32
+}
+
+// The live pages (promoted heads that are not tombstones: the hash of an
+// empty text) inside the subtrees (allow minus deny), of the given
+// workareas only when any are given, in (workarea id, path) order after a
+// position, optionally under a path prefix; sizes, not texts.
+func (q *Queries) PageHeads(ctx context.Context, db DBTX, arg PageHeadsParams) ([]PageHeadsRow, error) {
 	rows, err := db.Query(ctx, pageHeads,
 		arg.TenantID,
 		arg.Workareas,
@@ -1119,38 +1141,25 @@ func (q *Queries) PageHeads(ctx context.Context, db DBTX, arg PageHeadsParams) (
 		return nil, err
 	}
 	defer rows.Close()
-	var items []AdmissionArtifact
+	var items []PageHeadsRow
 	for rows.Next() {
-		var i AdmissionArtifact
+		var i PageHeadsRow
 		if err := rows.Scan(
-			&i.TenantID,
 			&i.ID,
 			&i.WorkareaID,
-			&i.WorkareaIDPath,
 			&i.ClaimKey,
 			&i.Version,
 			&i.Kind,
-			&i.Verb,
 			&i.State,
-			&i.Text,
 			&i.AuthorKeyID,
 			&i.AuthorPrincipal,
-			&i.Supersedes,
-			&i.SimulationID,
-			&i.Findings,
-			&i.Attachments,
-			&i.Envelope,
-			&i.Signature,
-			&i.RequiredApprovals,
-			&i.Approvals,
-			&i.SelfSigned,
 			&i.SubmittedAt,
 			&i.HeldExpiresAt,
-			&i.SettledAt,
 			&i.PromotedAt,
-			&i.LeasedUntil,
 			&i.PageVersion,
 			&i.BaseVersion,
+			&i.Text,
+			&i.TextBytes,
 		); err != nil {
 			return nil, err
 		}
@@ -1163,16 +1172,20 @@ func (q *Queries) PageHeads(ctx context.Context, db DBTX, arg PageHeadsParams) (
 }
 
 const pageVersions = `-- name: PageVersions :many
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts
-WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind IN ('page', 'document')
-  AND state = ANY($4::text[])
-  AND ($5::int = 0 OR version < $5::int)
-  AND ($6::text IS NULL OR author_principal = $6)
+SELECT id, workarea_id, claim_key, version, kind, state, author_key_id, author_principal, submitted_at, held_expires_at,
+       promoted_at, page_version, base_version,
+       CASE WHEN $1::bool THEN coalesce(text, '') ELSE '' END::text AS text, octet_length(coalesce(text, ''))::int AS text_bytes
+FROM admission.artifacts
+WHERE tenant_id = $2 AND workarea_id = $3 AND claim_key = $4 AND kind IN ('page', 'document')
+  AND state = ANY($5::text[])
+  AND ($6::int = 0 OR version < $6::int)
+  AND ($7::text IS NULL OR author_principal = $7)
 ORDER BY version DESC
-LIMIT $7
+LIMIT $8
 `
 
 type PageVersionsParams struct {
+	WithText        bool
 	TenantID        string
 	WorkareaID      string
 	ClaimKey        string
@@ -1182,10 +1195,30 @@ type PageVersionsParams struct {
 	MaxRows         int32
 }
 
-// One page's versions in the given states, newest first, below a version
-// number (0 for no bound), optionally one author's only.
-func (q *Queries) PageVersions(ctx context.Context, db DBTX, arg PageVersionsParams) ([]AdmissionArtifact, error) {
+type PageVersionsRow struct {
+	ID              string
+	WorkareaID      string
+	ClaimKey        string
+	Version         int32
+	Kind            string
+	State           string
+	AuthorKeyID     string
+	AuthorPrincipal string
+	SubmittedAt     time.Time
+	HeldExpiresAt   time.Time
+	PromotedAt      *time.Time
+	PageVersion     *string
+	BaseVersion     *string
+	Text            string
+	TextBytes       int32
+}
+
+// One page's (or document's) versions in the given states, newest first,
+// below a version number (0 for no bound), optionally one author's only;
+// the text only when asked for (its size always).
+func (q *Queries) PageVersions(ctx context.Context, db DBTX, arg PageVersionsParams) ([]PageVersionsRow, error) {
 	rows, err := db.Query(ctx, pageVersions,
+		arg.WithText,
 		arg.TenantID,
 		arg.WorkareaID,
 		arg.ClaimKey,
@@ -1198,38 +1231,25 @@ func (q *Queries) PageVersions(ctx context.Context, db DBTX, arg PageVersionsPar
 		return nil, err
 	}
 	defer rows.Close()
-	var items []AdmissionArtifact
+	var items []PageVersionsRow
 	for rows.Next() {
-		var i AdmissionArtifact
+		var i PageVersionsRow
 		if err := rows.Scan(
-			&i.TenantID,
 			&i.ID,
 			&i.WorkareaID,
-			&i.WorkareaIDPath,
 			&i.ClaimKey,
 			&i.Version,
 			&i.Kind,
-			&i.Verb,
 			&i.State,
-			&i.Text,
 			&i.AuthorKeyID,
 			&i.AuthorPrincipal,
-			&i.Supersedes,
-			&i.SimulationID,
-			&i.Findings,
-			&i.Attachments,
-			&i.Envelope,
-			&i.Signature,
-			&i.RequiredApprovals,
-			&i.Approvals,
-			&i.SelfSigned,
 			&i.SubmittedAt,
 			&i.HeldExpiresAt,
-			&i.SettledAt,
 			&i.PromotedAt,
-			&i.LeasedUntil,
 			&i.PageVersion,
 			&i.BaseVersion,
+			&i.Text,
+			&i.TextBytes,
 		); err != nil {
 			return nil, err
 		}
