@@ -73,7 +73,7 @@ func TestDocuments(t *testing.T) {
 	md := toolJSON[document](t, a, "artifact_publish", map[string]any{"workarea": tm.crew.ID, "format": "markdown",
 		"content": "# Copper plan\n\nBuy from **Accra Metals** first, then Lagos.\n\n<script>alert(1)</script>\n", "visibility": "public",
 		"actor": "ignored"})
-	if md.State != "held" || md.Title != "Copper plan" || md.Revision != 1 || md.ViewerURL != "" {
+	if md.State != "held" || md.Title != "Copper plan" || md.Revision != 0 || md.ViewerURL != "" {
 		t.Fatalf("publish: %+v", md)
 	}
 	if _, code := get(b, md.ArtifactID); code != "access.not_found" {

@@ -57,6 +57,18 @@ func (a documentsAdmission) ByVersion(ctx context.Context, tenant, workarea, key
 	return toDocVersion(c), docErr(err)
 }
 
+func (a documentsAdmission) Promoted(ctx context.Context, tenant, workarea, key string) ([]documents.Version, error) {
+	cs, err := a.m.PromotedVersions(ctx, tenant, workarea, key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]documents.Version, len(cs))
+	for i, c := range cs {
+		out[i] = toDocVersion(c)
+	}
+	return out, nil
+}
+
 func (a documentsAdmission) Versions(ctx context.Context, tenant, workarea, key string, states []string, author string, before, limit int, withText bool) ([]documents.Version, error) {
 	cs, err := a.m.PageVersions(ctx, tenant, workarea, key, states, author, before, limit, withText)
 	if err != nil {

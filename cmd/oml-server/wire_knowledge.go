@@ -79,6 +79,10 @@ func (a knowledgeAdmission) Versions(ctx context.Context, tenant, workarea, path
 	return toVersions(a.m.PageVersions(ctx, tenant, workarea, path, states, author, before, limit, withText))
 }
 
+func (a knowledgeAdmission) Promoted(ctx context.Context, tenant, workarea, path string) ([]knowledge.Version, error) {
+	return toVersions(a.m.PromotedVersions(ctx, tenant, workarea, path))
+}
+
 func (a knowledgeAdmission) Heads(ctx context.Context, tenant string, f knowledge.HeadFilter) ([]knowledge.Version, error) {
 	return toVersions(a.m.PageHeads(ctx, tenant, admission.PageFilter{Within: f.Within, Workareas: f.Workareas,
 		AfterWorkarea: f.AfterWorkarea, AfterPath: f.AfterPath, Prefix: f.Prefix, Limit: f.Limit}))

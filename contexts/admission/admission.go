@@ -212,6 +212,12 @@ func (m *Module) PageVersions(ctx context.Context, tenant, workarea, path string
 	return m.repo.PageVersions(ctx, tenant, workarea, path, st, author, before, limit, withText)
 }
 
+// PromotedVersions lists a page's (or document's) promoted versions,
+// oldest first: their ids and numbers, nothing else.
+func (m *Module) PromotedVersions(ctx context.Context, tenant, workarea, key string) ([]Claim, error) {
+	return m.repo.PromotedVersions(ctx, tenant, workarea, "", key)
+}
+
 // PageHeads lists live pages.
 func (m *Module) PageHeads(ctx context.Context, tenant string, f PageFilter) ([]Claim, error) {
 	return m.repo.PageHeads(ctx, tenant, f)

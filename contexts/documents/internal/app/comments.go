@@ -42,14 +42,23 @@ func (s *Service) PostComment(ctx context.Context, id, body string, a Anchor) (P
 	c, _ := auth.From(ctx)
 	v := r.Version
 	if a.Revision != 0 && a.Revision != v.Revision {
-		vs, err := s.Admission.Versions(ctx, c.TenantID, r.Document.WorkareaID, r.Document.Key(), []string{domain.StatePromoted}, "", a.Revision+1, 1, true)
+		numbers, err := s.number(ctx, r.Document, nil)
+		if err != nil {
+			return Posted{}, err
+		}
+		if a.Revision < 1 || a.Revision > len(numbers) {
+			return Posted{}, errs.Invalid("anchor revision %d is not a promoted version of this document (1–%d)", a.Revision, len(numbers))
+		}
+		internal := numbers[a.Revision-1]
+		vs, err := s.Admission.Versions(ctx, c.TenantID, r.Document.WorkareaID, r.Document.Key(), []string{domain.StatePromoted}, "", internal+1, 1, true)
 		if err != nil {
 			return Posted{}, fmt.Errorf("read version: %w", err)
 		}
-		if len(vs) == 0 || vs[0].Revision != a.Revision {
+		if len(vs) == 0 || vs[0].Revision != internal {
 			return Posted{}, errs.Invalid("anchor revision %d is not a promoted version of this document", a.Revision)
 		}
 		v = vs[0]
+		v.Revision = a.Revision
 	}
 	if err := domain.CheckComment(body, a.Offset, a.Quote, v.Content); err != nil {
 		return Posted{}, err

@@ -49,6 +49,9 @@ type Admission interface {
 	Head(ctx context.Context, tenant, workarea, key string) (domain.Version, error)
 	// ByVersion is the newest promoted version with that hash (ErrNotFound).
 	ByVersion(ctx context.Context, tenant, workarea, key, version string) (domain.Version, error)
+	// Promoted lists a document's promoted versions, oldest first:
+	// artifact ids and internal numbers only.
+	Promoted(ctx context.Context, tenant, workarea, key string) ([]domain.Version, error)
 	// Versions lists versions in states, newest first, below revision
 	// before (0: none), author's only unless author is ""; texts only
 	// withText.

@@ -122,7 +122,8 @@ func (s *Service) Publish(ctx context.Context, p Publish) (View, error) {
 	if err != nil {
 		return View{}, err
 	}
-	v.Title, v.Description, v.Label = p.Meta.Title, p.Meta.Description, p.Meta.Label
+	// A held version has no revision yet (its number counts others' versions).
+	v.Title, v.Description, v.Label, v.Revision = p.Meta.Title, p.Meta.Description, p.Meta.Label, 0
 	return s.view(d, w.Path, v, nil, Counts{}, c.PrincipalID), nil
 }
 
@@ -174,7 +175,7 @@ func (s *Service) Update(ctx context.Context, u Update) (View, error) {
 	if err != nil {
 		return View{}, err
 	}
-	v.Title, v.Description, v.Label = meta.Title, meta.Description, meta.Label
+	v.Title, v.Description, v.Label, v.Revision = meta.Title, meta.Description, meta.Label, 0
 	return s.view(r.Document, r.WorkareaPath, v, nil, r.Counts, c.PrincipalID), nil
 }
 
@@ -244,6 +245,9 @@ func (s *Service) Get(ctx context.Context, id, version string) (View, error) {
 		return View{}, fmt.Errorf("read version: %w", err)
 	}
 	vs, err := s.withMeta(ctx, c.TenantID, []domain.Version{v})
+	if err == nil {
+		_, err = s.number(ctx, r.Document, vs)
+	}
 	if err != nil {
 		return View{}, err
 	}
@@ -261,6 +265,9 @@ func (s *Service) Versions(ctx context.Context, id string) ([]domain.Version, er
 	vs, err := s.Admission.Versions(ctx, c.TenantID, r.Document.WorkareaID, r.Document.Key(), []string{domain.StatePromoted}, "", 0, domain.MaxList, false)
 	if err != nil {
 		return nil, fmt.Errorf("read versions: %w", err)
+	}
+	if _, err := s.number(ctx, r.Document, vs); err != nil {
+		return nil, err
 	}
 	return s.withMeta(ctx, c.TenantID, vs)
 }
@@ -385,6 +392,9 @@ func (s *Service) viewOf(ctx context.Context, c auth.Caller, d domain.Document, 
 		return View{}, notFound()
 	}
 	all, err := s.withMeta(ctx, c.TenantID, append([]domain.Version{v}, own...))
+	if err == nil {
+		_, err = s.number(ctx, d, all)
+	}
 	if err != nil {
 		return View{}, err
 	}
@@ -405,6 +415,26 @@ func (s *Service) view(d domain.Document, workareaPath string, v domain.Version,
 		r.ViewerURL = s.url(d.ID)
 	}
 	return r
+}
+
+// number sets each version's revision: its place among the document's
+// promoted versions (1, 2, …), 0 for one not promoted (a held version's
+// internal number counts others' versions, which nobody may learn of). It
+// returns the promoted versions' internal numbers, oldest first.
+func (s *Service) number(ctx context.Context, d domain.Document, vs []domain.Version) ([]int, error) {
+	promoted, err := s.Admission.Promoted(ctx, d.TenantID, d.WorkareaID, d.Key())
+	if err != nil {
+		return nil, fmt.Errorf("read promoted versions: %w", err)
+	}
+	ord := make(map[string]int, len(promoted))
+	numbers := make([]int, len(promoted))
+	for i, p := range promoted {
+		ord[p.ArtifactID], numbers[i] = i+1, p.Revision
+	}
+	for i := range vs {
+		vs[i].Revision = ord[vs[i].ArtifactID]
+	}
+	return numbers, nil
 }
 
 func (s *Service) url(id string) string { return strings.TrimSuffix(s.PublicURL, "/") + "/d/" + id }

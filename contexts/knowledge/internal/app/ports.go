@@ -68,6 +68,9 @@ type Admission interface {
 	// number before (0: none), author's only unless author is ""; texts
 	// only withText.
 	Versions(ctx context.Context, tenant, workarea, path string, states []string, author string, before, limit int, withText bool) ([]domain.Version, error)
+	// Promoted lists a page's promoted versions, oldest first: artifact
+	// ids and internal numbers only.
+	Promoted(ctx context.Context, tenant, workarea, path string) ([]domain.Version, error)
 	// Heads lists live pages.
 	Heads(ctx context.Context, tenant string, f HeadFilter) ([]domain.Version, error)
 }

@@ -99,6 +99,9 @@ func (s *Service) Get(ctx context.Context, ref, path, version string) (Page, err
 			return Page{}, fmt.Errorf("read page version: %w", err)
 		}
 		vs, err := s.withMeta(ctx, c.TenantID, []domain.Version{v})
+		if err == nil {
+			_, err = s.number(ctx, c.TenantID, w.ID, path, vs)
+		}
 		if err != nil {
 			return Page{}, err
 		}
@@ -123,6 +126,9 @@ func (s *Service) Get(ctx context.Context, ref, path, version string) (Page, err
 		return Page{}, pageNotFound(path)
 	}
 	all, err := s.withMeta(ctx, c.TenantID, append([]domain.Version{out.Version}, out.OwnHeld...))
+	if err == nil {
+		_, err = s.number(ctx, c.TenantID, w.ID, path, all)
+	}
 	if err != nil {
 		return Page{}, err
 	}
@@ -216,8 +222,29 @@ func (s *Service) submit(ctx context.Context, p Put) (domain.Version, error) {
 			v.SourceSession, v.StaleAfter = p.SourceSession, p.StaleAfter
 			return s.Repo.Insert(ctx, c.TenantID, v, now)
 		})
-	v.SourceSession, v.StaleAfter = p.SourceSession, p.StaleAfter
+	// A held version has no revision yet: its number counts other
+	// identities' versions, which nobody else may learn of (R3).
+	v.SourceSession, v.StaleAfter, v.Number = p.SourceSession, p.StaleAfter, 0
 	return v, err
+}
+
+// number sets each version's revision: its place among the page's
+// promoted versions (1, 2, …), 0 for one not promoted. It returns the
+// promoted versions' internal numbers, oldest first.
+func (s *Service) number(ctx context.Context, tenant, workarea, path string, vs []domain.Version) ([]int, error) {
+	promoted, err := s.Admission.Promoted(ctx, tenant, workarea, path)
+	if err != nil {
+		return nil, fmt.Errorf("read promoted versions: %w", err)
+	}
+	ord := make(map[string]int, len(promoted))
+	numbers := make([]int, len(promoted))
+	for i, p := range promoted {
+		ord[p.ArtifactID], numbers[i] = i+1, p.Number
+	}
+	for i := range vs {
+		vs[i].Number = ord[vs[i].ArtifactID]
+	}
+	return numbers, nil
 }
 
 // Listing is a page of versions (a history) or of live pages (a
@@ -238,22 +265,33 @@ func (s *Service) History(ctx context.Context, ref, path, cursor string, limit i
 	if err != nil {
 		return Listing{}, err
 	}
-	before := 0
-	if cursor != "" {
-		if before, err = strconv.Atoi(cursor); err != nil || before < 2 {
-			return Listing{}, errs.Invalid("cursor: not one brain_history returned")
-		}
-	}
 	c, w, err := s.readable(ctx, ref)
 	if err != nil {
 		return Listing{}, err
+	}
+	numbers, err := s.number(ctx, c.TenantID, w.ID, path, nil)
+	if err != nil {
+		return Listing{}, err
+	}
+	if len(numbers) == 0 {
+		return Listing{}, pageNotFound(path)
+	}
+	// The cursor is the revision last listed; the versions before it in
+	// the page's internal order come next.
+	before := 0
+	if cursor != "" {
+		r, err := strconv.Atoi(cursor)
+		if err != nil || r < 2 || r > len(numbers) {
+			return Listing{}, errs.Invalid("cursor: not one brain_history returned")
+		}
+		before = numbers[r-1]
 	}
 	vs, err := s.Admission.Versions(ctx, c.TenantID, w.ID, path, []string{domain.StatePromoted}, "", before, limit+1, false)
 	if err != nil {
 		return Listing{}, fmt.Errorf("read page history: %w", err)
 	}
-	if len(vs) == 0 && cursor == "" {
-		return Listing{}, pageNotFound(path)
+	if _, err := s.number(ctx, c.TenantID, w.ID, path, vs); err != nil {
+		return Listing{}, err
 	}
 	out := Listing{WorkareaID: w.ID}
 	if len(vs) > limit {
