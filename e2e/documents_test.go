@@ -118,6 +118,16 @@ func TestDocuments(t *testing.T) {
 	if r := anon(pwURL, url.Values{"password": {"correct horse"}}); r.Status != 200 || !strings.Contains(string(r.Body), "412 USD/t") {
 		t.Fatalf("the password: %d %s", r.Status, r.Body)
 	}
+	// Wrong passwords are throttled: five a minute, then 429 even for the
+	// right one.
+	for range 4 {
+		if r := anon(pwURL, url.Values{"password": {"wrong horse"}}); r.Status != 401 {
+			t.Fatalf("a wrong password: %d", r.Status)
+		}
+	}
+	if r := anon(pwURL, url.Values{"password": {"correct horse"}}); r.Status != 429 || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("after five wrong passwords: %d %q", r.Status, r.Header.Get("Retry-After"))
+	}
 	// A workarea document is for signed-in readers only.
 	wa := toolJSON[document](t, a, "artifact_publish", map[string]any{"workarea": tm.crew.ID, "format": "html", "title": "Internal",
 		"content": "<p>internal</p>"})
@@ -154,7 +164,7 @@ func TestDocuments(t *testing.T) {
 	}
 
 	// Comments: anchors, the delete token, resolve and reopen, counts.
-	c1 := toolJSON[comment](t, b, "comment_post", map[string]any{"artifact_id": md.ArtifactID, "body": "Why Tema?", "quote": "then Tema"})
+	c1 := toolJSON[comment](t, b, "comment_post", map[string]any{"artifact_id": md.ArtifactID, "body": "Why Tema?" + strings.Repeat(" ", 5000), "quote": "then Tema"})
 	c2 := toolJSON[comment](t, a, "comment_post", map[string]any{"artifact_id": md.ArtifactID, "body": "See the price list.", "offset": 3, "revision": 1})
 	if c1.DeleteToken == "" || c1.Quote != "then Tema" || c2.Offset == nil || *c2.Offset != 3 || c1.Actor == c2.Actor {
 		t.Fatalf("comments: %+v %+v", c1, c2)

@@ -103,12 +103,13 @@ func TestSearch(t *testing.T) {
 		}
 	}
 	for who, args := range map[string]map[string]any{
-		"no query":       {"query": " "},
-		"both scopes":    {"query": "x", "workarea": tm.crew.ID, "session_id": mine.SessionID},
-		"a large limit":  {"query": "x", "limit": 101},
-		"a long query":   {"query": strings.Repeat("x", 1001)},
-		"a wrong type":   {"query": 7},
-		"an extra field": {"query": "x", "scope": "y"},
+		"no query":        {"query": " "},
+		"both scopes":     {"query": "x", "workarea": tm.crew.ID, "session_id": mine.SessionID},
+		"a large limit":   {"query": "x", "limit": 101},
+		"a long query":    {"query": strings.Repeat("x", 1001)},
+		"a wrong type":    {"query": 7},
+		"an extra field":  {"query": "x", "scope": "y"},
+		"only exclusions": {"query": "-zebrafish -x"},
 	} {
 		if code, body := toolError(t, a, "search", args); code != "request.validation" {
 			t.Errorf("%s: %s %s", who, code, body)

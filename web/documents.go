@@ -80,6 +80,12 @@ func (p *Pages) document(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, status, "docpassword", "Password protected", "", struct{ ID, Problem string }{id, problem})
 		return
 	}
+	if _, signedIn := auth.From(ctx); errs.Is(err, errs.NotFound) && !signedIn {
+		// A link from another site arrives without the (SameSite=Strict)
+		// session cookie: say how a reader opens a workarea document.
+		err = errs.New(errs.NotFound, "a document opens for visitors when public or password-protected, else for its workarea's signed-in readers",
+			"no document with that id is open to visitors; if you read its workarea, sign in (/sign-in) and open this link again")
+	}
 	if err != nil {
 		p.refuse(w, r, err)
 		return

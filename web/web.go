@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -437,6 +438,9 @@ func (p *Pages) refuse(w http.ResponseWriter, r *http.Request, err error) {
 			p.d.Logger.ErrorContext(r.Context(), "web: internal", "path", r.URL.Path, "err", err)
 		}
 		body, status = e.Public(), errs.HTTPStatus(e.Code)
+	}
+	if body.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(body.RetryAfterSeconds))
 	}
 	p.render(w, r, status, "refusal", "Refused: "+string(body.Code), "", refusal{
 		Status: status, Code: string(body.Code), Rule: body.Rule, Message: body.Message, Words: words(string(body.Code)),

@@ -18,7 +18,8 @@ type documentsAccess struct{ m *access.Module }
 
 func (a documentsAccess) Workarea(ctx context.Context, ref string) (documents.Workarea, error) {
 	w, err := a.m.Effective(ctx, ref)
-	return documents.Workarea{ID: w.ID, Path: w.Path, IDPath: w.IDPath, Reader: slices.Contains(w.Scopes, string(scope.Reader)),
+	return documents.Workarea{ID: w.ID, Path: w.Path, IDPath: w.IDPath, Status: w.Status, Root: w.Root,
+		Reader: slices.Contains(w.Scopes, string(scope.Reader)),
 		Writer: slices.Contains(w.Scopes, string(scope.Writer))}, err
 }
 

@@ -28,17 +28,21 @@ WHERE s.tenant_id = @tenant_id::text AND s.session_id = @from_session::text;
 -- (allow minus deny) under scope; brains only of the sessions given. The
 -- matches come from the GIN indexes first (materialized, so a cached
 -- generic plan cannot walk a whole subtree by its path index instead),
--- then the subtrees and sessions filter them.
+-- then the subtrees and sessions filter them. At most 5,000 matches of
+-- each leg are ranked: a query whose words are in more rows ranks a
+-- subset of them (search for rarer words).
 WITH q AS MATERIALIZED (
     SELECT websearch_to_tsquery(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig), @query::text) AS tsq
 ), rows AS MATERIALIZED (
     SELECT r.corpus, r.row_id, r.workarea_id, r.workarea_id_path, r.session_id, r.title, r.actor, r.at, ts_rank_cd(r.tsv, q.tsq)::float8 AS rank
     FROM retrieval.search_rows r, q
     WHERE r.tenant_id = @tenant_id AND r.tsv @@ q.tsq
+    LIMIT 5000
 ), pages AS MATERIALIZED (
     SELECT e.kind, e.artifact_id, e.workarea_id, e.workarea_id_path, e.claim_key, e.promoted_at, ts_rank_cd(e.tsv, q.tsq)::float8 AS rank
     FROM retrieval.entries e, q
     WHERE e.tenant_id = @tenant_id AND @pages::bool AND e.kind IN ('page', 'document') AND e.tsv @@ q.tsq
+    LIMIT 5000
 )
 SELECT h.corpus, h.row_id, h.workarea_id, h.session_id, h.title, h.actor, h.at, h.rank
 FROM (
@@ -56,16 +60,16 @@ ORDER BY h.rank DESC, h.row_id
 LIMIT @max_rows;
 
 -- name: SearchSnippets :many
--- Highlighted fragments of the hits' texts (the first 64 KiB of each).
+-- Highlighted fragments of the hits' texts (the first 16 KiB of each).
 WITH q AS (
     SELECT coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig) AS cfg
 ), t AS (
     SELECT q.cfg, websearch_to_tsquery(q.cfg, @query::text) AS tsq FROM q
 )
-SELECT r.row_id, ts_headline(t.cfg, left(r.body, 65536), t.tsq, 'MaxFragments=2, MaxWords=24, MinWords=8, StartSel=**, StopSel=**')::text AS snippet
+SELECT r.row_id, ts_headline(t.cfg, left(r.body, 16384), t.tsq, 'MaxFragments=2, MaxWords=24, MinWords=8, StartSel=**, StopSel=**')::text AS snippet
 FROM retrieval.search_rows r, t
 WHERE r.tenant_id = @tenant_id AND r.corpus IN ('event', 'brain') AND r.row_id = ANY(@rows::text[])
 UNION ALL
-SELECT e.artifact_id, ts_headline(t.cfg, left(e.text, 65536), t.tsq, 'MaxFragments=2, MaxWords=24, MinWords=8, StartSel=**, StopSel=**')::text
+SELECT e.artifact_id, ts_headline(t.cfg, left(e.text, 16384), t.tsq, 'MaxFragments=2, MaxWords=24, MinWords=8, StartSel=**, StopSel=**')::text
 FROM retrieval.entries e, t
 WHERE e.tenant_id = @tenant_id AND e.artifact_id = ANY(@rows::text[]) AND e.kind IN ('page', 'document');

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/omlhub/oml/contexts/documents/internal/domain"
 	"github.com/omlhub/oml/platform/auth"
@@ -60,6 +61,7 @@ func (s *Service) PostComment(ctx context.Context, id, body string, a Anchor) (P
 		v = vs[0]
 		v.Revision = a.Revision
 	}
+	body = strings.TrimSpace(body)
 	if err := domain.CheckComment(body, a.Offset, a.Quote, v.Content); err != nil {
 		return Posted{}, err
 	}
@@ -76,13 +78,15 @@ func (s *Service) PostComment(ctx context.Context, id, body string, a Anchor) (P
 	return Posted{Comment: cm, DeleteToken: token}, nil
 }
 
-// Comments lists a document's comments, oldest first.
-func (s *Service) Comments(ctx context.Context, id string) ([]domain.Comment, error) {
+// Comments lists a document's comments, oldest first (at most
+// domain.MaxComments), with the counts of all of them.
+func (s *Service) Comments(ctx context.Context, id string) ([]domain.Comment, Counts, error) {
 	r, err := s.reach(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, Counts{}, err
 	}
-	return s.Repo.Comments(ctx, r.Document.TenantID, id, domain.MaxComments)
+	cs, err := s.Repo.Comments(ctx, r.Document.TenantID, id, domain.MaxComments)
+	return cs, r.Counts, err
 }
 
 // ResolveComment marks a comment done or reopens it: with its delete

@@ -21,6 +21,8 @@ type Workarea struct {
 	ID     string
 	Path   string
 	IDPath string
+	Status string // development | committed | validated
+	Root   bool
 	Reader bool
 	Writer bool
 }

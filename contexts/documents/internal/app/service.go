@@ -26,14 +26,17 @@ type Deps struct {
 }
 
 // Service is the documents context's application service.
-type Service struct{ Deps }
+type Service struct {
+	Deps
+	guard *guard
+}
 
 // New returns the service.
 func New(d Deps) *Service {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &Service{d}
+	return &Service{Deps: d, guard: newGuard()}
 }
 
 const (
@@ -294,14 +297,17 @@ func (s *Service) List(ctx context.Context, workarea, session, cursor string, li
 	}
 	var out []View
 	after := cursor
-	// Documents nobody may reach yet are skipped; read in batches until
-	// the page is full or the workarea has no more.
-	for len(out) < limit {
+	// Documents the caller may not reach yet are skipped; read in batches
+	// until the page is full, the workarea has no more, or maxScan
+	// documents were read (the page then ends early, with a cursor).
+	scanned, exhausted := 0, false
+	for len(out) < limit && scanned < maxScan {
 		docs, err := s.Repo.In(ctx, c.TenantID, w.ID, session, after, limit)
 		if err != nil {
 			return nil, "", fmt.Errorf("list documents: %w", err)
 		}
-		for _, d := range docs {
+		scanned += len(docs)
+		for i, d := range docs {
 			after = d.ID
 			r, err := s.viewOf(ctx, c, d, w.Path, false)
 			if errs.Is(err, errs.NotFound) {
@@ -312,11 +318,15 @@ func (s *Service) List(ctx context.Context, workarea, session, cursor string, li
 			}
 			out = append(out, r)
 			if len(out) == limit {
+				// Full: done, unless this was the workarea's last document.
+				exhausted = i == len(docs)-1 && len(docs) < limit
 				break
 			}
 		}
-		if len(docs) < limit {
-			after = ""
+		if len(docs) < limit && len(out) < limit {
+			exhausted = true
+		}
+		if exhausted {
 			break
 		}
 	}
@@ -324,11 +334,14 @@ func (s *Service) List(ctx context.Context, workarea, session, cursor string, li
 		return nil, "", err
 	}
 	next := ""
-	if len(out) == limit && after != "" {
+	if !exhausted && after != "" {
 		next = after
 	}
 	return out, next, nil
 }
+
+// maxScan bounds the documents one listing page reads.
+const maxScan = 1000
 
 // reach resolves a document the caller may read, with its counts.
 func (s *Service) reach(ctx context.Context, id string) (View, error) {
@@ -499,7 +512,14 @@ func (s *Service) writable(ctx context.Context, ref string) (Workarea, error) {
 	if err != nil {
 		return w, err
 	}
-	if !w.Writer {
+	switch {
+	case w.Status == "validated":
+		return w, errs.New(errs.Frozen, "status ladder: a validated workarea refuses new writes (D8)",
+			"workarea %s is validated; documents, drafts and comments there are refused", w.ID)
+	case w.Root:
+		return w, errs.New(errs.Frozen, "universe is the tenant's root: write into a workarea below it (D8)",
+			"workarea %s is universe; documents go into a workarea below it", w.ID)
+	case !w.Writer:
 		return w, errs.New(errs.Denied, ruleWrite, "this key has no writer access on workarea %s", w.ID)
 	}
 	return w, nil

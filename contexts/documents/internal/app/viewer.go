@@ -42,8 +42,17 @@ func (s *Service) Show(ctx context.Context, id, password string) (Shown, error) 
 	switch d.Visibility {
 	case domain.Public:
 	case domain.Password:
-		if !d.PasswordMatches(password) {
-			if err := s.signedInReader(ctx, d); err != nil {
+		// A signed-in reader needs no password; a key derivation runs only
+		// for a password given, and wrong ones are throttled.
+		if err := s.signedInReader(ctx, d); err != nil {
+			if password == "" {
+				return Shown{}, ErrPasswordRequired
+			}
+			ok, err := s.guard.check(ctx, d.ID, s.Now(), func() bool { return d.PasswordMatches(password) })
+			if err != nil {
+				return Shown{}, err
+			}
+			if !ok {
 				return Shown{}, ErrPasswordRequired
 			}
 		}

@@ -101,14 +101,10 @@ func Register(t *transport.Tools, svc *app.Service) {
 		Description: "List a document's comments, oldest first, with comments_count and comments_open.",
 		ReadOnly:    true, Idempotent: true,
 	}, func(ctx context.Context, in wire.IDIn) (wire.CommentsOut, error) {
-		cs, err := svc.Comments(ctx, in.ArtifactID)
-		out := wire.CommentsOut{ArtifactID: in.ArtifactID, Comments: make([]wire.Comment, len(cs))}
+		cs, n, err := svc.Comments(ctx, in.ArtifactID)
+		out := wire.CommentsOut{ArtifactID: in.ArtifactID, Comments: make([]wire.Comment, len(cs)), CommentsCount: n.Total, CommentsOpen: n.Open}
 		for i, c := range cs {
 			out.Comments[i] = wire.ToComment(c)
-			out.CommentsCount++
-			if c.ResolvedAt == nil {
-				out.CommentsOpen++
-			}
 		}
 		return out, err
 	})

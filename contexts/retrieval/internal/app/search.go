@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/omlhub/oml/platform/auth"
@@ -147,6 +148,8 @@ func (s *Service) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 		return nil, errs.Invalid("query is required")
 	case len(q.Query) > MaxSearchQuery || !utf8.ValidString(q.Query):
 		return nil, errs.Invalid("query: at most %d bytes of UTF-8", MaxSearchQuery)
+	case !positiveTerm(q.Query):
+		return nil, errs.Invalid("query: give at least one word to find (a query of only -exclusions would match everything)")
 	case q.Workarea != "" && q.SessionID != "":
 		return nil, errs.Invalid("search a workarea or a session_id, not both")
 	case q.Limit < 0 || q.Limit > MaxSearchHits:
@@ -213,4 +216,20 @@ func (s *Service) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 		out[i] = Hit{Found: h, WorkareaPath: paths[h.WorkareaID], Snippet: snippets[h.ID]}
 	}
 	return out, nil
+}
+
+// positiveTerm reports whether a web-search query has a word to find: a
+// term with a letter or digit that is neither an exclusion (-word) nor the
+// operator "or".
+func positiveTerm(q string) bool {
+	for _, f := range strings.Fields(q) {
+		f = strings.Trim(f, `"`)
+		if f == "" || strings.HasPrefix(f, "-") || strings.EqualFold(f, "or") {
+			continue
+		}
+		if strings.IndexFunc(f, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+			return true
+		}
+	}
+	return false
 }

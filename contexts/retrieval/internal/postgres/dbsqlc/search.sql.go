@@ -17,10 +17,12 @@ WITH q AS MATERIALIZED (
     SELECT r.corpus, r.row_id, r.workarea_id, r.workarea_id_path, r.session_id, r.title, r.actor, r.at, ts_rank_cd(r.tsv, q.tsq)::float8 AS rank
     FROM retrieval.search_rows r, q
     WHERE r.tenant_id = $7 AND r.tsv @@ q.tsq
+    LIMIT 5000
 ), pages AS MATERIALIZED (
     SELECT e.kind, e.artifact_id, e.workarea_id, e.workarea_id_path, e.claim_key, e.promoted_at, ts_rank_cd(e.tsv, q.tsq)::float8 AS rank
     FROM retrieval.entries e, q
     WHERE e.tenant_id = $7 AND $9::bool AND e.kind IN ('page', 'document') AND e.tsv @@ q.tsq
+    LIMIT 5000
 )
 SELECT h.corpus, h.row_id, h.workarea_id, h.session_id, h.title, h.actor, h.at, h.rank
 FROM (
@@ -66,7 +68,9 @@ type SearchRow struct {
 // (allow minus deny) under scope; brains only of the sessions given. The
 // matches come from the GIN indexes first (materialized, so a cached
 // generic plan cannot walk a whole subtree by its path index instead),
-// then the subtrees and sessions filter them.
+// then the subtrees and sessions filter them. At most 5,000 matches of
+// each leg are ranked: a query whose words are in more rows ranks a
+// subset of them (search for rarer words).
 func (q *Queries) Search(ctx context.Context, db DBTX, arg SearchParams) ([]SearchRow, error) {
 	rows, err := db.Query(ctx, search,
 		arg.Events,
@@ -201,11 +205,11 @@ WITH q AS (
 ), t AS (
     SELECT q.cfg, websearch_to_tsquery(q.cfg, $2::text) AS tsq FROM q
 )
-SELECT r.row_id, ts_headline(t.cfg, left(r.body, 65536), t.tsq, 'MaxFragments=2, MaxWords=24, MinWords=8, StartSel=**, StopSel=**')::text AS snippet
+SELECT r.row_id, ts_headline(t.cfg, left(r.body, 16384), t.tsq, 'MaxFragments=2, MaxWords=24, MinWords=8, StartSel=**, StopSel=**')::text AS snippet
 FROM retrieval.search_rows r, t
 WHERE r.tenant_id = $1 AND r.corpus IN ('event', 'brain') AND r.row_id = ANY($3::text[])
 UNION ALL
-SELECT e.artifact_id, ts_headline(t.cfg, left(e.text, 65536), t.tsq, 'MaxFragments=2, MaxWords=24, MinWords=8, StartSel=**, StopSel=**')::text
+SELECT e.artifact_id, ts_headline(t.cfg, left(e.text, 16384), t.tsq, 'MaxFragments=2, MaxWords=24, MinWords=8, StartSel=**, StopSel=**')::text
 FROM retrieval.entries e, t
 WHERE e.tenant_id = $1 AND e.artifact_id = ANY($3::text[]) AND e.kind IN ('page', 'document')
 `
@@ -221,7 +225,7 @@ type SearchSnippetsRow struct {
 	Snippet string
 }
 
-// Highlighted fragments of the hits' texts (the first 64 KiB of each).
+// Highlighted fragments of the hits' texts (the first 16 KiB of each).
 func (q *Queries) SearchSnippets(ctx context.Context, db DBTX, arg SearchSnippetsParams) ([]SearchSnippetsRow, error) {
 	rows, err := db.Query(ctx, searchSnippets, arg.TenantID, arg.Query, arg.Rows)
 	if err != nil {

@@ -1,0 +1,1 @@
+DROP INDEX documents.documents_id;

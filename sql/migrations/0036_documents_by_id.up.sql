@@ -1,0 +1,2 @@
+-- The viewer reads a document by id alone (its URL names no tenant).
+CREATE UNIQUE INDEX documents_id ON documents.documents (id);
