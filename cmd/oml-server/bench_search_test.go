@@ -30,12 +30,15 @@ func BenchmarkSearch(b *testing.B) {
 			e.load(b, loadSpec{Target: "select1", Concurrency: c, Warmup: 50})
 		})
 	}
-	for _, w := range []struct{ name, scope string }{
-		{"search-100%", ""}, {"search-10%", "universe.s.c3"}, {"search-1%", "universe.s.c3.g4"},
+	for _, w := range []struct{ name, scope, query string }{
+		{"search-100%", "", ""}, {"search-10%", "universe.s.c3", ""}, {"search-1%", "universe.s.c3.g4", ""},
+		// A word in about half the rows: each leg ranks its first 5,000
+		// matches.
+		{"search-common-100%", "", "alpha0"}, {"search-common-1%", "universe.s.c3.g4", "alpha0"},
 	} {
 		for _, c := range []int{1, 8} {
 			b.Run(fmt.Sprintf("target=%s/c=%d", w.name, c), func(b *testing.B) {
-				e.load(b, loadSpec{Target: "search_http", Concurrency: c, Warmup: 50, SearchKey: key, Scope: w.scope})
+				e.load(b, loadSpec{Target: "search_http", Concurrency: c, Warmup: 50, SearchKey: key, Scope: w.scope, Query: w.query})
 			})
 		}
 	}

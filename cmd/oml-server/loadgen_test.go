@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -49,6 +50,7 @@ type loadSpec struct {
 	// The search target: its key and scope ("" for everything).
 	SearchKey string `json:"search_key,omitempty"`
 	Scope     string `json:"scope,omitempty"`
+	Query     string `json:"query,omitempty"` // default searchQuery
 }
 
 // brainSlots is how many paths the brain targets cycle through.
@@ -259,7 +261,7 @@ func (g *generator) once() (time.Duration, error) {
 		_, err = g.send("POST", "/mcp", s.Key, string(body), 200)
 		return time.Since(start), err
 	case "search_http":
-		q := url.Values{"query": {searchQuery}, "limit": {"20"}}
+		q := url.Values{"query": {cmp.Or(s.Query, searchQuery)}, "limit": {"20"}}
 		if s.Scope != "" {
 			q.Set("workarea", s.Scope)
 		}

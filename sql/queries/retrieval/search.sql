@@ -24,38 +24,39 @@ WHERE s.tenant_id = @tenant_id::text AND s.session_id = @from_session::text;
 
 -- name: Search :many
 -- Ranked full-text hits over feed events, the caller's own session
--- brains, promoted knowledge-base pages and promoted documents, inside the readable subtrees
--- (allow minus deny) under scope; brains only of the sessions given. The
--- matches come from the GIN indexes first (materialized, so a cached
--- generic plan cannot walk a whole subtree by its path index instead),
--- then the subtrees and sessions filter them. At most 5,000 matches of
--- each leg are ranked: a query whose words are in more rows ranks a
--- subset of them (search for rarer words).
+-- brains, promoted knowledge-base pages and promoted documents, inside the
+-- readable subtrees (allow minus deny) under scope; brains only of the
+-- sessions given. Each leg starts from its GIN index: the subtree test is
+-- wrapped in IS TRUE so that no plan (a cached generic one included) walks
+-- the scope by its path index instead and re-checks every row's tsvector.
+-- At most 5,000 matches of each leg inside the scope are ranked: a query
+-- whose words are in more rows ranks a subset of them.
 WITH q AS MATERIALIZED (
     SELECT websearch_to_tsquery(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig), @query::text) AS tsq
 ), rows AS MATERIALIZED (
-    SELECT r.corpus, r.row_id, r.workarea_id, r.workarea_id_path, r.session_id, r.title, r.actor, r.at, ts_rank_cd(r.tsv, q.tsq)::float8 AS rank
+    SELECT r.corpus, r.row_id, r.workarea_id, r.session_id, r.title, r.actor, r.at, ts_rank_cd(r.tsv, q.tsq)::float8 AS rank
     FROM retrieval.search_rows r, q
     WHERE r.tenant_id = @tenant_id AND r.tsv @@ q.tsq
+      AND ((CAST(sqlc.arg(allow)::text[] AS ltree[]) @> r.workarea_id_path
+            AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> r.workarea_id_path)
+            AND r.workarea_id_path <@ CAST(sqlc.arg(scope)::text AS ltree)) IS TRUE)
+      AND ((r.corpus = 'event' AND @events::bool) OR (r.corpus = 'brain' AND r.session_id = ANY(@sessions::text[])))
     LIMIT 5000
 ), pages AS MATERIALIZED (
-    SELECT e.kind, e.artifact_id, e.workarea_id, e.workarea_id_path, e.claim_key, e.promoted_at, ts_rank_cd(e.tsv, q.tsq)::float8 AS rank
+    SELECT e.kind, e.artifact_id, e.workarea_id, e.claim_key, e.promoted_at, ts_rank_cd(e.tsv, q.tsq)::float8 AS rank
     FROM retrieval.entries e, q
     WHERE e.tenant_id = @tenant_id AND @pages::bool AND e.kind IN ('page', 'document') AND e.tsv @@ q.tsq
+      AND ((CAST(sqlc.arg(allow)::text[] AS ltree[]) @> e.workarea_id_path
+            AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> e.workarea_id_path)
+            AND e.workarea_id_path <@ CAST(sqlc.arg(scope)::text AS ltree)) IS TRUE)
     LIMIT 5000
 )
 SELECT h.corpus, h.row_id, h.workarea_id, h.session_id, h.title, h.actor, h.at, h.rank
 FROM (
-    SELECT r.corpus, r.row_id, r.workarea_id, r.workarea_id_path, r.session_id, r.title, r.actor, r.at, r.rank
-    FROM rows r
-    WHERE (r.corpus = 'event' AND @events::bool) OR (r.corpus = 'brain' AND r.session_id = ANY(@sessions::text[]))
+    SELECT r.corpus, r.row_id, r.workarea_id, r.session_id, r.title, r.actor, r.at, r.rank FROM rows r
     UNION ALL
-    SELECT p.kind, p.artifact_id, p.workarea_id, p.workarea_id_path, NULL, p.claim_key, '', p.promoted_at, p.rank
-    FROM pages p
+    SELECT p.kind, p.artifact_id, p.workarea_id, NULL, p.claim_key, '', p.promoted_at, p.rank FROM pages p
 ) h
-WHERE CAST(sqlc.arg(allow)::text[] AS ltree[]) @> h.workarea_id_path
-  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> h.workarea_id_path)
-  AND h.workarea_id_path <@ CAST(sqlc.arg(scope)::text AS ltree)
 ORDER BY h.rank DESC, h.row_id
 LIMIT @max_rows;
 

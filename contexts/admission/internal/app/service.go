@@ -74,6 +74,12 @@ func (s *Service) record(ctx context.Context, tenant string, e journal.Event) er
 // subject is the journal subject of a claim version.
 func subject(c domain.Claim) map[string]any {
 	s := map[string]any{"artifact_id": c.ID, "claim_key": c.ClaimKey, "version": c.Version}
+	if c.Kind.Versioned() {
+		// A page's or document's version number counts every identity's
+		// versions, held ones included; readers of the event see
+		// promotions (R3).
+		delete(s, "version")
+	}
 	if c.SimulationID != "" {
 		// Every read of the journal (tail, feed, brief, notifications)
 		// fences the event by it (D10).

@@ -177,13 +177,13 @@ func toSubmitted(r app.Receipt) Submitted {
 	c := r.Claim
 	if c.Verb == domain.VerbLearn {
 		return Submitted{Learn: &LearnOut{
-			ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: string(c.Kind),
+			ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: ShownVersion(c), Kind: string(c.Kind),
 			State: string(c.State), LineageDeclared: r.LineageDeclared,
 			Provenance: scope.Provenance(c.SimulationID), SimulationID: c.SimulationID,
 		}}
 	}
 	return Submitted{Remember: &RememberOut{
-		ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, State: string(c.State),
+		ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: ShownVersion(c), State: string(c.State),
 		Workarea: c.WorkareaID, AttachmentsBound: r.AttachmentsBound,
 		Provenance: scope.Provenance(c.SimulationID), SimulationID: c.SimulationID,
 	}}
@@ -221,7 +221,7 @@ type MyWorkOut struct {
 func ToMyWork(p app.MinePage) MyWorkOut {
 	out := MyWorkOut{Items: make([]WorkItem, len(p.Items))}
 	for i, c := range p.Items {
-		item := WorkItem{ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: string(c.Kind), State: string(c.State),
+		item := WorkItem{ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: ShownVersion(c), Kind: string(c.Kind), State: string(c.State),
 			SubmittedAt: c.SubmittedAt.UTC(), PromotedAt: utc(c.PromotedAt), Provenance: scope.Provenance(c.SimulationID), SimulationID: c.SimulationID}
 		if c.State == domain.StateHeld {
 			t := c.HeldExpiresAt.UTC()
@@ -276,7 +276,7 @@ type Artifact struct {
 // ToArtifact converts a claim; findings are shown to the author only.
 func ToArtifact(c domain.Claim, parents []string, author bool) Artifact {
 	a := Artifact{
-		ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: string(c.Kind), State: string(c.State),
+		ArtifactID: c.ID, ClaimKey: c.ClaimKey, Version: ShownVersion(c), Kind: string(c.Kind), State: string(c.State),
 		Workarea: c.WorkareaID, DerivesFrom: orEmpty(parents), Supersedes: c.Supersedes, Attachments: ToAttachments(c.Attachments),
 		SelfSigned: c.SelfSigned, SubmittedAt: c.SubmittedAt.UTC(), PromotedAt: utc(c.PromotedAt),
 		Provenance: scope.Provenance(c.SimulationID), SimulationID: c.SimulationID,
@@ -326,4 +326,14 @@ func utc(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// ShownVersion is a claim's version number as answers show it: a page's
+// or document's is 0, since it counts every identity's versions of it,
+// held ones included (R3); their own contexts number promoted versions.
+func ShownVersion(c domain.Claim) int {
+	if c.Kind.Versioned() {
+		return 0
+	}
+	return c.Version
 }

@@ -12,43 +12,44 @@ import (
 
 const search = `-- name: Search :many
 WITH q AS MATERIALIZED (
-    SELECT websearch_to_tsquery(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $7), 'english'::regconfig), $8::text) AS tsq
+    SELECT websearch_to_tsquery(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $2), 'english'::regconfig), $3::text) AS tsq
 ), rows AS MATERIALIZED (
-    SELECT r.corpus, r.row_id, r.workarea_id, r.workarea_id_path, r.session_id, r.title, r.actor, r.at, ts_rank_cd(r.tsv, q.tsq)::float8 AS rank
+    SELECT r.corpus, r.row_id, r.workarea_id, r.session_id, r.title, r.actor, r.at, ts_rank_cd(r.tsv, q.tsq)::float8 AS rank
     FROM retrieval.search_rows r, q
-    WHERE r.tenant_id = $7 AND r.tsv @@ q.tsq
+    WHERE r.tenant_id = $2 AND r.tsv @@ q.tsq
+      AND ((CAST($4::text[] AS ltree[]) @> r.workarea_id_path
+            AND NOT (CAST($5::text[] AS ltree[]) @> r.workarea_id_path)
+            AND r.workarea_id_path <@ CAST($6::text AS ltree)) IS TRUE)
+      AND ((r.corpus = 'event' AND $7::bool) OR (r.corpus = 'brain' AND r.session_id = ANY($8::text[])))
     LIMIT 5000
 ), pages AS MATERIALIZED (
-    SELECT e.kind, e.artifact_id, e.workarea_id, e.workarea_id_path, e.claim_key, e.promoted_at, ts_rank_cd(e.tsv, q.tsq)::float8 AS rank
+    SELECT e.kind, e.artifact_id, e.workarea_id, e.claim_key, e.promoted_at, ts_rank_cd(e.tsv, q.tsq)::float8 AS rank
     FROM retrieval.entries e, q
-    WHERE e.tenant_id = $7 AND $9::bool AND e.kind IN ('page', 'document') AND e.tsv @@ q.tsq
+    WHERE e.tenant_id = $2 AND $9::bool AND e.kind IN ('page', 'document') AND e.tsv @@ q.tsq
+      AND ((CAST($4::text[] AS ltree[]) @> e.workarea_id_path
+            AND NOT (CAST($5::text[] AS ltree[]) @> e.workarea_id_path)
+            AND e.workarea_id_path <@ CAST($6::text AS ltree)) IS TRUE)
     LIMIT 5000
 )
 SELECT h.corpus, h.row_id, h.workarea_id, h.session_id, h.title, h.actor, h.at, h.rank
 FROM (
-    SELECT r.corpus, r.row_id, r.workarea_id, r.workarea_id_path, r.session_id, r.title, r.actor, r.at, r.rank
-    FROM rows r
-    WHERE (r.corpus = 'event' AND $1::bool) OR (r.corpus = 'brain' AND r.session_id = ANY($2::text[]))
+    SELECT r.corpus, r.row_id, r.workarea_id, r.session_id, r.title, r.actor, r.at, r.rank FROM rows r
     UNION ALL
-    SELECT p.kind, p.artifact_id, p.workarea_id, p.workarea_id_path, NULL, p.claim_key, '', p.promoted_at, p.rank
-    FROM pages p
+    SELECT p.kind, p.artifact_id, p.workarea_id, NULL, p.claim_key, '', p.promoted_at, p.rank FROM pages p
 ) h
-WHERE CAST($3::text[] AS ltree[]) @> h.workarea_id_path
-  AND NOT (CAST($4::text[] AS ltree[]) @> h.workarea_id_path)
-  AND h.workarea_id_path <@ CAST($5::text AS ltree)
 ORDER BY h.rank DESC, h.row_id
-LIMIT $6
+LIMIT $1
 `
 
 type SearchParams struct {
-	Events   bool
-	Sessions []string
-	Allow    []string
-	Deny     []string
-	Scope    string
 	MaxRows  int32
 	TenantID string
 	Query    string
+	Allow    []string
+	Deny     []string
+	Scope    string
+	Events   bool
+	Sessions []string
 	Pages    bool
 }
 
@@ -64,23 +65,23 @@ type SearchRow struct {
 }
 
 // Ranked full-text hits over feed events, the caller's own session
-// brains, promoted knowledge-base pages and promoted documents, inside the readable subtrees
-// (allow minus deny) under scope; brains only of the sessions given. The
-// matches come from the GIN indexes first (materialized, so a cached
-// generic plan cannot walk a whole subtree by its path index instead),
-// then the subtrees and sessions filter them. At most 5,000 matches of
-// each leg are ranked: a query whose words are in more rows ranks a
-// subset of them (search for rarer words).
+// brains, promoted knowledge-base pages and promoted documents, inside the
+// readable subtrees (allow minus deny) under scope; brains only of the
+// sessions given. Each leg starts from its GIN index: the subtree test is
+// wrapped in IS TRUE so that no plan (a cached generic one included) walks
+// the scope by its path index instead and re-checks every row's tsvector.
+// At most 5,000 matches of each leg inside the scope are ranked: a query
+// whose words are in more rows ranks a subset of them.
 func (q *Queries) Search(ctx context.Context, db DBTX, arg SearchParams) ([]SearchRow, error) {
 	rows, err := db.Query(ctx, search,
-		arg.Events,
-		arg.Sessions,
-		arg.Allow,
-		arg.Deny,
-		arg.Scope,
 		arg.MaxRows,
 		arg.TenantID,
 		arg.Query,
+		arg.Allow,
+		arg.Deny,
+		arg.Scope,
+		arg.Events,
+		arg.Sessions,
 		arg.Pages,
 	)
 	if err != nil {
