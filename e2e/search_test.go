@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	migrations "github.com/omlhub/oml/sql/migrations"
 )
 
 type searchOut struct {
@@ -127,6 +129,20 @@ func TestSearch(t *testing.T) {
 	if out := s.mustOML(t, tm.writer.Token, "search", "zebrafish", "--workarea", tm.crew.ID); !strings.Contains(out, "/fs/zebrafish.md") {
 		t.Fatalf("oml search: %s", out)
 	}
+	// The backfill (migration 0037) rebuilds the events and brains corpus
+	// from the journal and the brains as they are.
+	before := s.count(t, "SELECT count(*) FROM retrieval.search_rows")
+	backfill, err := migrations.FS.ReadFile("0037_search_backfill.up.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.sql(t, "DELETE FROM retrieval.search_rows")
+	s.sql(t, string(backfill))
+	if after := s.count(t, "SELECT count(*) FROM retrieval.search_rows"); after != before || before < 6 {
+		t.Fatalf("backfill: %d rows, %d before", after, before)
+	}
+	check("the writer after the backfill", search(tm.writer.Token, map[string]any{"session_id": mine.SessionID}), "brain:/kv/zf")
+
 	// An admin prunes the writer's ended session: its brain leaves search.
 	toolJSON[map[string]any](t, a, "session_end", map[string]any{"session_id": mine.SessionID})
 	decode[map[string]any](t, s.do(t, "POST", "/v1/sessions/"+mine.SessionID+"/prune", s.AdminKey, nil), 200)
