@@ -21,6 +21,13 @@ func (a *searchSessions) Own(ctx context.Context, limit int) ([]string, error) {
 	return a.m.OwnSessions(ctx, limit)
 }
 
+func (a *searchSessions) Owns(ctx context.Context, id string) (bool, error) {
+	if a.m == nil {
+		return false, errors.New("search: the sessions context is not wired")
+	}
+	return a.m.OwnsSession(ctx, id)
+}
+
 // inboxSearch adapts retrieval's search corpus to the inbox context's
 // Search port.
 type inboxSearch struct{ m *retrieval.Module }

@@ -89,6 +89,9 @@ type Sessions interface {
 	// Own lists the caller principal's sessions (not pruned), the most
 	// recently active first, at most limit.
 	Own(ctx context.Context, limit int) ([]string, error)
+	// Owns reports whether the session is the caller principal's and
+	// not pruned.
+	Owns(ctx context.Context, id string) (bool, error)
 }
 
 // SearchQuery is one search: a workarea's subtree, one of the caller's
@@ -163,15 +166,11 @@ func (s *Service) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 		return nil, err
 	}
 	f := SearchFilter{Within: within, Events: true, Pages: true, Limit: q.Limit}
-	own, err := s.Sessions.Own(ctx, MaxSearchSessions)
-	if err != nil {
-		return nil, fmt.Errorf("own sessions: %w", err)
-	}
 	switch {
 	case q.SessionID != "":
-		found := false
-		for _, id := range own {
-			found = found || id == q.SessionID
+		found, err := s.Sessions.Owns(ctx, q.SessionID)
+		if err != nil {
+			return nil, fmt.Errorf("own session: %w", err)
 		}
 		if !found {
 			return nil, errs.New(errs.NotFound, "search covers the caller's own session brains; another's answers as a missing one",
@@ -186,9 +185,14 @@ func (s *Service) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 		if !w.Reader {
 			return nil, errs.New(errs.NotFound, "search needs reader access on its workarea (D7)", "no readable workarea with that reference for this key")
 		}
-		f.Scope, f.Sessions = w.IDPath, own
+		if f.Sessions, err = s.Sessions.Own(ctx, MaxSearchSessions); err != nil {
+			return nil, fmt.Errorf("own sessions: %w", err)
+		}
+		f.Scope = w.IDPath
 	default:
-		f.Sessions = own
+		if f.Sessions, err = s.Sessions.Own(ctx, MaxSearchSessions); err != nil {
+			return nil, fmt.Errorf("own sessions: %w", err)
+		}
 	}
 	found, err := s.SearchRepo.Search(ctx, c.TenantID, q.Query, f)
 	if err != nil {

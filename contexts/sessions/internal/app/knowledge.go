@@ -2,11 +2,13 @@ package app
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/omlhub/oml/contexts/sessions/internal/domain"
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/ids"
 )
 
 // KnowledgeBase is the knowledge context: a workarea's knowledge base,
@@ -149,6 +151,26 @@ func (s *Service) Promote(ctx context.Context, from BrainRef, path, to, workarea
 	}
 	return s.KB.Put(ctx, PagePut{Workarea: workarea, Path: to, Content: string(e.Content), IfVersion: ifVersion,
 		StaleAfter: staleAfter, SourceSession: sess.ID})
+}
+
+// OwnsSession reports whether the session is the caller principal's and
+// not pruned (search by session_id).
+func (s *Service) OwnsSession(ctx context.Context, id string) (bool, error) {
+	c, err := auth.ContentCaller(ctx, "search")
+	if err != nil {
+		return false, err
+	}
+	if !ids.Has(ids.Session, id) {
+		return false, nil
+	}
+	sess, err := s.Repo.Get(ctx, c.TenantID, id)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return sess.OwnedBy(c.PrincipalID) && sess.Status != domain.Pruned, nil
 }
 
 // OwnSessions lists the caller principal's sessions that are not pruned
