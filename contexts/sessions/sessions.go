@@ -97,7 +97,9 @@ func (m *Module) Previous(ctx context.Context, workareaID string) (Session, bool
 
 // OwnsSession reports whether a session is the caller principal's (not
 // pruned).
-func (m *Module) OwnsSession(ctx context.Context, id string) (bool, error) { return m.svc.OwnsSession(ctx, id) }
+func (m *Module) OwnsSession(ctx context.Context, id string) (bool, error) {
+	return m.svc.OwnsSession(ctx, id)
+}
 
 // OwnSessions lists the caller principal's sessions that are not pruned,
 // the most recently active first, at most limit (search's brains).
