@@ -459,7 +459,7 @@ func (c *claimsPort) Recent(ctx context.Context, idPath string, limit int) ([]li
 }
 
 func toClaimRef(c admission.Claim) lineage.ClaimRef {
-	return lineage.ClaimRef{ID: c.ID, ClaimKey: c.ClaimKey, Version: c.Version, Kind: string(c.Kind), State: string(c.State),
+	return lineage.ClaimRef{ID: c.ID, ClaimKey: c.ClaimKey, Version: admission.ShownVersion(c), Kind: string(c.Kind), State: string(c.State),
 		WorkareaID: c.WorkareaID, WorkareaIDPath: c.WorkareaIDPath, Supersedes: c.Supersedes, SimulationID: c.SimulationID}
 }
 
@@ -539,7 +539,7 @@ func (x indexPort) Stage(ctx context.Context, tenant, artifact string, p admissi
 func (x indexPort) Promoted(ctx context.Context, c admission.Claim) error {
 	e := retrieval.Entry{
 		TenantID: c.TenantID, ArtifactID: c.ID, WorkareaID: c.WorkareaID, WorkareaIDPath: c.WorkareaIDPath,
-		Kind: string(c.Kind), ClaimKey: c.ClaimKey, Version: c.Version, Text: c.Text, SimulationID: c.SimulationID,
+		Kind: string(c.Kind), ClaimKey: c.ClaimKey, Version: admission.ShownVersion(c), Text: c.Text, SimulationID: c.SimulationID,
 	}
 	if c.PromotedAt != nil {
 		e.PromotedAt = *c.PromotedAt

@@ -57,7 +57,7 @@ func (c *cli) docs(ctx context.Context, args []string) error {
 				body: map[string]any{"content": content, "title": *title, "base_version": *base}}
 		}
 		_, err = exchange(ctx, c, req, func(w io.Writer, d docView) error {
-			_, err := fmt.Fprintf(w, "%s revision %d (%s): %s, held for review as %s\n", d.ArtifactID, d.Revision, d.Version, d.State, d.ReviewID)
+			_, err := fmt.Fprintf(w, "%s version %s: %s, held for review as %s\n", d.ArtifactID, d.Version, d.State, d.ReviewID)
 			return err
 		})
 		return err

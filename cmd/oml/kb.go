@@ -203,7 +203,7 @@ func printHeld(w io.Writer, p kbPage) error {
 	if p.Deleted {
 		what = "deletion"
 	}
-	_, err := fmt.Fprintf(w, "%s %s of %s: %s, held for review as %s (revision %d)\n", what, p.Version, p.Path, p.State, p.ArtifactID, p.Revision)
+	_, err := fmt.Fprintf(w, "%s %s of %s: %s, held for review as %s\n", what, p.Version, p.Path, p.State, p.ArtifactID)
 	return err
 }
 

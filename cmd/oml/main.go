@@ -90,7 +90,8 @@ commands:
                                     until someone else approves it
   kb list --workarea W [--prefix P] [--cursor C] [--limit N]
                                     the workarea's promoted pages
-  kb history PATH --workarea W      the page's promoted versions, newest first
+  kb history PATH --workarea W [--cursor C] [--limit N]
+                                    the page's promoted versions, newest first
   kb revert PATH VERSION --workarea W [--if-version V]
                                     submit an earlier version's content as a new version
   kb delete PATH --workarea W [--if-version V]
@@ -99,10 +100,11 @@ commands:
                                     publish a document from a file or standard input (held for
                                     review); --update DOC_ID [--base-version V] for a new version
   docs get DOC_ID [--version V]     read a document
-  docs list --workarea W            the workarea's documents you may read
+  docs list --workarea W [--session S] [--cursor C] [--limit N]
+                                    the workarea's documents you may read
   search QUERY [--workarea W | --session S] [--limit N]
-                                    search feed events, promoted knowledge-base pages and your
-                                    own session brains
+                                    search feed events, promoted knowledge-base pages and
+                                    documents, and your own session brains
   review [--workarea W]             review interactively: serve the next item, show it (lineage,
                                     findings, attachment material), then approve, reject (with a
                                     reason), skip or quit; goes on until the queue is empty

@@ -10,8 +10,8 @@ import (
 )
 
 // search runs `oml search QUERY [--workarea W | --session S] [--limit N]`:
-// feed events, promoted knowledge-base pages and the key's own session
-// brains, ranked.
+// feed events, promoted knowledge-base pages and documents, and the key's
+// own session brains, ranked.
 func (c *cli) search(ctx context.Context, args []string) error {
 	fs := c.flags("search", "QUERY [--workarea W | --session S] [--limit N]")
 	workarea := fs.String("workarea", "", "a workarea's subtree (id or path)")

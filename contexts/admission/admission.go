@@ -222,3 +222,13 @@ func (m *Module) PromotedVersions(ctx context.Context, tenant, workarea, key str
 func (m *Module) PageHeads(ctx context.Context, tenant string, f PageFilter) ([]Claim, error) {
 	return m.repo.PageHeads(ctx, tenant, f)
 }
+
+// ShownVersion is a claim's version number as other contexts show it: a
+// page's or document's is 0, since it counts every identity's versions of
+// it, held ones included (R3).
+func ShownVersion(c Claim) int {
+	if c.Kind.Versioned() {
+		return 0
+	}
+	return c.Version
+}

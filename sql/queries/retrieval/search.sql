@@ -74,3 +74,15 @@ UNION ALL
 SELECT e.artifact_id, ts_headline(t.cfg, left(e.text, 16384), t.tsq, 'MaxFragments=2, MaxWords=24, MinWords=8, StartSel=**, StopSel=**')::text
 FROM retrieval.entries e, t
 WHERE e.tenant_id = @tenant_id AND e.artifact_id = ANY(@rows::text[]) AND e.kind IN ('page', 'document');
+
+-- name: SearchRowsReparse :execrows
+-- Re-parses up to 1,000 of a tenant's search rows whose tsvector is not
+-- their text in the tenant's language (a reindex after a language change).
+UPDATE retrieval.search_rows r
+SET tsv = retrieval.entry_tsv(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig), r.body)
+WHERE (r.tenant_id, r.corpus, r.row_id) IN (
+    SELECT x.tenant_id, x.corpus, x.row_id FROM retrieval.search_rows x
+    WHERE x.tenant_id = @tenant_id
+      AND x.tsv IS DISTINCT FROM retrieval.entry_tsv(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig), x.body)
+    LIMIT 1000
+);

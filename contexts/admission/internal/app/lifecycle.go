@@ -74,6 +74,13 @@ func (s *Service) lifecycle(ctx context.Context, id, reason, event string, apply
 				"this key has no admin access on workarea %s", w.ID)
 		}
 		wasPromoted := c.State == domain.StatePromoted
+		if c.Kind.Versioned() {
+			// The page's lock before the serving tier's, as a verdict takes
+			// them: two lifecycle changes on one page see each other.
+			if err := s.Repo.ClaimKeyLock(ctx, c.TenantID, c.WorkareaID, "", c.ClaimKey); err != nil {
+				return fmt.Errorf("lock page versions: %w", err)
+			}
+		}
 		if err := apply(&c); err != nil {
 			return err
 		}

@@ -207,8 +207,8 @@ func (s *Submission) validatePage() error {
 		return errs.Invalid("content is required")
 	case len(s.DerivesFrom) > 0 || len(s.Uploads) > 0 || s.Supersedes != "" || s.SimulationID != "":
 		return errs.Invalid("a page version carries no lineage, attachments, supersedes or simulation")
-	case !utf8.ValidString(s.Text):
-		return errs.Invalid("content is not valid UTF-8")
+	case !utf8.ValidString(s.Text) || strings.ContainsRune(s.Text, 0):
+		return errs.Invalid("content is not valid UTF-8 without NUL bytes")
 	case len(s.Text) > MaxPageBytes:
 		return errs.New(errs.LimitSize, "a knowledge-base page is at most 1 MiB (seed 002)", "content is %d bytes; the limit is %d", len(s.Text), MaxPageBytes)
 	case s.BaseVersion != "" && s.BaseVersion != Absent && !pageVersion.MatchString(s.BaseVersion):

@@ -27,3 +27,31 @@ func TestGuardThrottlesWrongPasswords(t *testing.T) {
 		t.Fatalf("after the window: %v %v", ok, err)
 	}
 }
+
+func TestGuardCountsConcurrentAttempts(t *testing.T) {
+	g := newGuard()
+	now := time.Unix(1_800_000_000, 0)
+	release := make(chan struct{})
+	results := make(chan error, 20)
+	for range 20 {
+		go func() {
+			_, err := g.check(context.Background(), "doc_a", now, func() bool { <-release; return false })
+			results <- err
+		}()
+	}
+	throttled := 0
+	for range 20 - passwordFails {
+		if err := <-results; errs.Is(err, errs.LimitRate) {
+			throttled++
+		}
+	}
+	close(release)
+	for range passwordFails {
+		if err := <-results; err != nil {
+			t.Fatalf("a reserved attempt: %v", err)
+		}
+	}
+	if throttled != 20-passwordFails {
+		t.Fatalf("%d of 20 concurrent attempts throttled, want %d", throttled, 20-passwordFails)
+	}
+}

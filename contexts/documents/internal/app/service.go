@@ -162,9 +162,16 @@ func (s *Service) Update(ctx context.Context, u Update) (View, error) {
 	if _, err := s.writable(ctx, r.Document.WorkareaID); err != nil {
 		return View{}, err
 	}
+	// Blank fields keep the current version's.
 	meta := u.Meta
 	if strings.TrimSpace(meta.Title) == "" {
 		meta.Title = r.Version.Title
+	}
+	if meta.Description == "" {
+		meta.Description = r.Version.Description
+	}
+	if meta.Label == "" {
+		meta.Label = r.Version.Label
 	}
 	if err := domain.CheckMeta(r.Document.Format, u.Content, &meta); err != nil {
 		return View{}, err

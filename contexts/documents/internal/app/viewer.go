@@ -39,6 +39,15 @@ func (s *Service) Show(ctx context.Context, id, password string) (Shown, error) 
 	if err != nil {
 		return Shown{}, fmt.Errorf("read document: %w", err)
 	}
+	// A document with no promoted version is unknown to every visitor,
+	// before any password is asked for (R3).
+	head, err := s.Admission.Head(ctx, d.TenantID, d.WorkareaID, d.Key())
+	if errors.Is(err, ErrNotFound) {
+		return Shown{}, notFound()
+	}
+	if err != nil {
+		return Shown{}, fmt.Errorf("read head: %w", err)
+	}
 	switch d.Visibility {
 	case domain.Public:
 	case domain.Password:
@@ -60,13 +69,6 @@ func (s *Service) Show(ctx context.Context, id, password string) (Shown, error) 
 		if err := s.signedInReader(ctx, d); err != nil {
 			return Shown{}, err
 		}
-	}
-	head, err := s.Admission.Head(ctx, d.TenantID, d.WorkareaID, d.Key())
-	if errors.Is(err, ErrNotFound) {
-		return Shown{}, notFound()
-	}
-	if err != nil {
-		return Shown{}, fmt.Errorf("read head: %w", err)
 	}
 	vs, err := s.withMeta(ctx, d.TenantID, []domain.Version{head})
 	if err != nil {

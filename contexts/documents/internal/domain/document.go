@@ -131,8 +131,8 @@ func CheckContent(content string) error {
 			"content is %d bytes; one version is at most %d", len(content), MaxContent)
 	case strings.TrimSpace(content) == "":
 		return errs.Invalid("content is required")
-	case !utf8.ValidString(content):
-		return errs.Invalid("content: not valid UTF-8")
+	case !utf8.ValidString(content) || strings.ContainsRune(content, 0):
+		return errs.Invalid("content: UTF-8 without NUL bytes")
 	}
 	return nil
 }

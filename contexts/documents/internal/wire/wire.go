@@ -42,8 +42,8 @@ type UpdateIn struct {
 	BaseVersion string `json:"base_version,omitempty" jsonschema:"the version (sha256:…) this edit is based on: refused with knowledge.conflict naming the current one if another was promoted since, now or at promotion"`
 	Force       bool   `json:"force,omitempty" jsonschema:"skip the base_version check"`
 	Title       string `json:"title,omitempty" jsonschema:"blank keeps the current title"`
-	Description string `json:"description,omitempty"`
-	Label       string `json:"label,omitempty"`
+	Description string `json:"description,omitempty" jsonschema:"blank keeps the current description"`
+	Label       string `json:"label,omitempty" jsonschema:"blank keeps the current label"`
 }
 
 // DraftIn is the input of artifact_draft.
@@ -98,7 +98,6 @@ type Document struct {
 // Held is one of the caller's versions waiting for review.
 type Held struct {
 	Version  string `json:"version"`
-	Revision int    `json:"revision"`
 	ReviewID string `json:"review_id"`
 }
 
@@ -115,7 +114,7 @@ func ToDocument(v app.View, withContent bool) Document {
 	}
 	for _, h := range v.OwnHeld {
 		if h.ArtifactID != v.Version.ArtifactID {
-			d.OwnHeld = append(d.OwnHeld, Held{Version: h.Version, Revision: h.Revision, ReviewID: h.ArtifactID})
+			d.OwnHeld = append(d.OwnHeld, Held{Version: h.Version, ReviewID: h.ArtifactID})
 		}
 	}
 	return d

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/omlhub/oml/contexts/knowledge/internal/domain"
@@ -229,22 +228,22 @@ func (s *Service) submit(ctx context.Context, p Put) (domain.Version, error) {
 }
 
 // number sets each version's revision: its place among the page's
-// promoted versions (1, 2, …), 0 for one not promoted. It returns the
-// promoted versions' internal numbers, oldest first.
-func (s *Service) number(ctx context.Context, tenant, workarea, path string, vs []domain.Version) ([]int, error) {
+// promoted versions (1, 2, …), 0 for one not promoted. It returns each
+// promoted version's internal number by artifact id.
+func (s *Service) number(ctx context.Context, tenant, workarea, path string, vs []domain.Version) (map[string]int, error) {
 	promoted, err := s.Admission.Promoted(ctx, tenant, workarea, path)
 	if err != nil {
 		return nil, fmt.Errorf("read promoted versions: %w", err)
 	}
 	ord := make(map[string]int, len(promoted))
-	numbers := make([]int, len(promoted))
+	internal := make(map[string]int, len(promoted))
 	for i, p := range promoted {
-		ord[p.ArtifactID], numbers[i] = i+1, p.Number
+		ord[p.ArtifactID], internal[p.ArtifactID] = i+1, p.Number
 	}
 	for i := range vs {
 		vs[i].Number = ord[vs[i].ArtifactID]
 	}
-	return numbers, nil
+	return internal, nil
 }
 
 // Listing is a page of versions (a history) or of live pages (a
@@ -269,22 +268,22 @@ func (s *Service) History(ctx context.Context, ref, path, cursor string, limit i
 	if err != nil {
 		return Listing{}, err
 	}
-	numbers, err := s.number(ctx, c.TenantID, w.ID, path, nil)
+	internal, err := s.number(ctx, c.TenantID, w.ID, path, nil)
 	if err != nil {
 		return Listing{}, err
 	}
-	if len(numbers) == 0 {
+	if len(internal) == 0 {
 		return Listing{}, pageNotFound(path)
 	}
-	// The cursor is the revision last listed; the versions before it in
-	// the page's internal order come next.
+	// The cursor is the version last listed (its artifact id, which no
+	// demotion renumbers); the versions before it come next.
 	before := 0
 	if cursor != "" {
-		r, err := strconv.Atoi(cursor)
-		if err != nil || r < 2 || r > len(numbers) {
-			return Listing{}, errs.Invalid("cursor: not one brain_history returned")
+		n, ok := internal[cursor]
+		if !ok {
+			return Listing{}, errs.Invalid("cursor: not one brain_history returned (or its version was demoted since)")
 		}
-		before = numbers[r-1]
+		before = n
 	}
 	vs, err := s.Admission.Versions(ctx, c.TenantID, w.ID, path, []string{domain.StatePromoted}, "", before, limit+1, false)
 	if err != nil {
@@ -296,7 +295,7 @@ func (s *Service) History(ctx context.Context, ref, path, cursor string, limit i
 	out := Listing{WorkareaID: w.ID}
 	if len(vs) > limit {
 		vs = vs[:limit]
-		out.Next = strconv.Itoa(vs[limit-1].Number)
+		out.Next = vs[limit-1].ArtifactID
 	}
 	out.Versions, err = s.withMeta(ctx, c.TenantID, vs)
 	return out, err

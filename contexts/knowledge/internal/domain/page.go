@@ -108,6 +108,8 @@ func CheckContent(content string) error {
 			"content is %d bytes; one page is at most %d", len(content), MaxPage)
 	case content == "":
 		return errs.Invalid("content is empty: a page is deleted with DELETE /v1/kb, reviewed like any version")
+	case strings.ContainsRune(content, 0):
+		return errs.Invalid("content: no NUL bytes")
 	case !utf8.ValidString(content):
 		return errs.Invalid("content: not valid UTF-8")
 	}

@@ -20,7 +20,7 @@ type Page struct {
 	State         string     `json:"state" jsonschema:"promoted (what every reader sees) or held (your version, waiting for review)"`
 	Deleted       bool       `json:"deleted,omitempty" jsonschema:"true for a deletion's tombstone"`
 	ArtifactID    string     `json:"artifact_id" jsonschema:"the version's claim in review (oml_my_work lists it)"`
-	Revision      int        `json:"revision" jsonschema:"the version's number among the page's versions (1, 2, …)"`
+	Revision      int        `json:"revision,omitempty" jsonschema:"a promoted version's place among the page's promoted versions (1, 2, …); none while held"`
 	SizeBytes     int64      `json:"size_bytes"`
 	Author        string     `json:"author" jsonschema:"the principal that wrote the version"`
 	SubmittedAt   time.Time  `json:"submitted_at"`
@@ -35,7 +35,6 @@ type Page struct {
 type Held struct {
 	Version       string    `json:"version"`
 	ArtifactID    string    `json:"artifact_id"`
-	Revision      int       `json:"revision"`
 	SubmittedAt   time.Time `json:"submitted_at"`
 	HeldExpiresAt time.Time `json:"held_expires_at"`
 	Deleted       bool      `json:"deleted,omitempty"`
@@ -57,7 +56,7 @@ func ToPageRead(p app.Page) Page {
 		if h.ArtifactID == p.ArtifactID {
 			continue
 		}
-		out.OwnHeld = append(out.OwnHeld, Held{Version: h.Version, ArtifactID: h.ArtifactID, Revision: h.Number,
+		out.OwnHeld = append(out.OwnHeld, Held{Version: h.Version, ArtifactID: h.ArtifactID,
 			SubmittedAt: h.SubmittedAt.UTC(), HeldExpiresAt: h.HeldExpiresAt.UTC(), Deleted: h.Deleted()})
 	}
 	return out

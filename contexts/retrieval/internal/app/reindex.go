@@ -88,8 +88,11 @@ func (s *Service) reindexTenant(ctx context.Context, tenant string, o ReindexOpt
 	after := ""
 	for {
 		page, err := s.Repo.Page(ctx, tenant, after, o.Batch)
-		if err != nil || len(page) == 0 {
+		if err != nil {
 			return t, err
+		}
+		if len(page) == 0 {
+			return t, s.reparseSearch(ctx, tenant, &t)
 		}
 		after = page[len(page)-1].ArtifactID
 		var stale []Stored
@@ -137,6 +140,30 @@ func (s *Service) reindexTenant(ctx context.Context, tenant string, o ReindexOpt
 		t.Reparsed += reparsed
 		if o.Progress != nil {
 			o.Progress(t)
+		}
+	}
+}
+
+// reparseSearch re-parses the tenant's search rows (events, brain
+// entries) in its language, a batch at a time, each in its own unit of
+// work.
+func (s *Service) reparseSearch(ctx context.Context, tenant string, t *TenantReindex) error {
+	if s.SearchRepo == nil {
+		return nil
+	}
+	for {
+		var n int
+		err := s.Tx.InTx(ctx, func(ctx context.Context) error {
+			var err error
+			n, err = s.SearchRepo.SearchReparse(ctx, tenant)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("re-parse search rows: %w", err)
+		}
+		t.Reparsed += n
+		if n == 0 {
+			return nil
 		}
 	}
 }

@@ -81,6 +81,9 @@ type SearchRepo interface {
 	Search(ctx context.Context, tenant, query string, f SearchFilter) ([]Found, error)
 	// Snippets highlights the query in each row's text, by row id.
 	Snippets(ctx context.Context, tenant, query string, ids []string) (map[string]string, error)
+	// SearchReparse re-parses up to 1,000 rows whose tsvector is not their
+	// text in the tenant's language; it returns how many.
+	SearchReparse(ctx context.Context, tenant string) (int, error)
 }
 
 // Sessions is the sessions context as search needs it: the caller's own

@@ -33,7 +33,7 @@ func RegisterSearch(t *transport.Tools, svc *app.Service) {
 		Name:  "search",
 		Title: "Search",
 		Description: "Full-text search over feed events (signals, questions, answers, approvals), promoted knowledge-base " +
-			"pages and your own session brains, ranked like recall's full-text leg: in a workarea's subtree, in one " +
+			"pages, promoted documents and your own session brains, parsed as recall parses text: in a workarea's subtree, in one " +
 			"of your sessions (session_id: its brain only), or everything this key may read. A hit is only ever a row " +
 			"you may read: nobody's held version, nobody else's brain. For promoted memories use oml_recall.",
 		ReadOnly: true, Idempotent: true,

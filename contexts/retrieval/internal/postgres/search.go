@@ -67,6 +67,12 @@ func (r *Repository) Snippets(ctx context.Context, tenant, query string, ids []s
 	return out, nil
 }
 
+// SearchReparse re-parses up to 1,000 stale rows of a tenant.
+func (r *Repository) SearchReparse(ctx context.Context, tenant string) (int, error) {
+	n, err := r.q.SearchRowsReparse(ctx, r.conn(ctx), tenant)
+	return int(n), err
+}
+
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}

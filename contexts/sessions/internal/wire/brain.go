@@ -43,7 +43,7 @@ type PageFields struct {
 	State         string     `json:"state,omitempty" jsonschema:"promoted (what every reader sees) or held (your own version, waiting for review)"`
 	Deleted       bool       `json:"deleted,omitempty" jsonschema:"true for a deletion's tombstone"`
 	ArtifactID    string     `json:"artifact_id,omitempty" jsonschema:"the version's claim in review (oml_my_work lists it)"`
-	Revision      int        `json:"revision,omitempty" jsonschema:"the version's number among the page's versions"`
+	Revision      int        `json:"revision,omitempty" jsonschema:"a promoted version's place among the page's promoted versions (1, 2, …); none while held"`
 	Author        string     `json:"author,omitempty" jsonschema:"the principal that wrote the version"`
 	PromotedAt    *time.Time `json:"promoted_at,omitempty"`
 	BaseVersion   string     `json:"base_version,omitempty" jsonschema:"the if_version it was written against"`
@@ -56,7 +56,6 @@ type PageFields struct {
 type HeldPage struct {
 	Version       string    `json:"version"`
 	ArtifactID    string    `json:"artifact_id"`
-	Revision      int       `json:"revision"`
 	SubmittedAt   time.Time `json:"submitted_at"`
 	HeldExpiresAt time.Time `json:"held_expires_at"`
 	Deleted       bool      `json:"deleted,omitempty"`
@@ -74,7 +73,7 @@ func FromPage(p app.KBPage) BrainEntry {
 		out.UpdatedAt = p.PromotedAt.UTC()
 	}
 	for _, h := range p.OwnHeld {
-		out.OwnHeld = append(out.OwnHeld, HeldPage{Version: h.Version, ArtifactID: h.ArtifactID, Revision: h.Revision,
+		out.OwnHeld = append(out.OwnHeld, HeldPage{Version: h.Version, ArtifactID: h.ArtifactID,
 			SubmittedAt: h.SubmittedAt.UTC(), HeldExpiresAt: h.HeldExpiresAt.UTC(), Deleted: h.Deleted})
 	}
 	return out

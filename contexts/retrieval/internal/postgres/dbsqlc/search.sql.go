@@ -200,6 +200,27 @@ func (q *Queries) SearchRowsDropSession(ctx context.Context, db DBTX, arg Search
 	return err
 }
 
+const searchRowsReparse = `-- name: SearchRowsReparse :execrows
+UPDATE retrieval.search_rows r
+SET tsv = retrieval.entry_tsv(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english'::regconfig), r.body)
+WHERE (r.tenant_id, r.corpus, r.row_id) IN (
+    SELECT x.tenant_id, x.corpus, x.row_id FROM retrieval.search_rows x
+    WHERE x.tenant_id = $1
+      AND x.tsv IS DISTINCT FROM retrieval.entry_tsv(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english'::regconfig), x.body)
+    LIMIT 1000
+)
+`
+
+// Re-parses up to 1,000 of a tenant's search rows whose tsvector is not
+// their text in the tenant's language (a reindex after a language change).
+func (q *Queries) SearchRowsReparse(ctx context.Context, db DBTX, tenantID string) (int64, error) {
+	result, err := db.Exec(ctx, searchRowsReparse, tenantID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const searchSnippets = `-- name: SearchSnippets :many
 WITH q AS (
     SELECT coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english'::regconfig) AS cfg
