@@ -132,13 +132,32 @@ export async function run(client, seen, era, connect) {
     refusal(res, 'access.not_found');
   });
 
-  await check('brain refusals reach the caller typed (knowledge base not available, a foreign session, a NUL in a path)', async () => {
+  await check('brain refusals reach the caller typed (a knowledge-base put naming no workarea, a foreign session, a NUL in a path)', async () => {
     const project = await client.callTool({ name: 'brain_put', arguments: { store: 'project', path: '/fs/a.md', content: 'x' } });
     refusal(project, 'request.validation');
     const foreign = await client.callTool({ name: 'brain_get', arguments: { session: 'ses_01JB2XCQ4T8Z9K2M5P7R1VH3ND', path: '/fs/a.md' } });
     refusal(foreign, 'access.not_found');
     const nul = await client.callTool({ name: 'brain_get', arguments: { session: 'ses_01JB2XCQ4T8Z9K2M5P7R1VH3ND', path: '/fs/a\u0000b' } });
     refusal(nul, 'request.validation');
+  });
+
+  await check('knowledge base, documents and search: a page put is held and its author alone reads it; refusals typed', async () => {
+    const put = await client.callTool({ name: 'brain_put', arguments: { store: 'project', workarea: kase.scope, path: `/fs/interop-${era}.md`, content: '# Interop\n\nHeld until reviewed.' } });
+    assert(!put.isError && put.structuredContent.state === 'held' && /^sha256:/.test(put.structuredContent.version), `put: ${JSON.stringify(put)}`);
+    assert(put.structuredContent.revision === undefined, `a held version shows a revision: ${JSON.stringify(put.structuredContent)}`);
+    const got = await client.callTool({ name: 'brain_get', arguments: { store: 'project', workarea: kase.scope, path: `/fs/interop-${era}.md` } });
+    assert(!got.isError && got.structuredContent.state === 'held' && got.structuredContent.content.startsWith('# Interop'), `get: ${JSON.stringify(got)}`);
+    refusal(await client.callTool({ name: 'brain_history', arguments: { workarea: kase.scope, path: `/fs/interop-${era}.md` } }), 'access.not_found');
+    refusal(await client.callTool({ name: 'brain_put', arguments: { store: 'project', workarea: kase.scope, path: '/kv/x', content: 'x' } }), 'request.validation');
+    refusal(await client.callTool({ name: 'search', arguments: { query: '-everything' } }), 'request.validation');
+    const found = await client.callTool({ name: 'search', arguments: { query: kase.query, workarea: kase.scope } });
+    assert(!found.isError && Array.isArray(found.structuredContent.hits), `search: ${JSON.stringify(found)}`);
+    refusal(await client.callTool({ name: 'artifact_publish', arguments: { workarea: kase.scope, format: 'pdf', content: 'x', title: 't' } }), 'request.validation');
+    refusal(await client.callTool({ name: 'artifact_get', arguments: { artifact_id: 'doc_01JB2XCQ4T8Z9K2M5P7R1VH3ND' } }), 'access.not_found');
+    const doc = await client.callTool({ name: 'artifact_publish', arguments: { workarea: kase.scope, format: 'markdown', content: '# Interop doc\n\nBody.' } });
+    assert(!doc.isError && doc.structuredContent.state === 'held' && doc.structuredContent.title === 'Interop doc', `publish: ${JSON.stringify(doc)}`);
+    refusal(await client.callTool({ name: 'comment_post', arguments: { artifact_id: doc.structuredContent.artifact_id, body: 'x' } }), 'access.not_found');
+    return `page ${put.structuredContent.version.slice(0, 15)}…, ${found.structuredContent.hits.length} search hits`;
   });
 
   await check('missing required field is request.validation naming it', async () => {
