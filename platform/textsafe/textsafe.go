@@ -65,3 +65,11 @@ func Clip(s string, max int) string {
 	}
 	return s[:cut] + "…"
 }
+
+// NameRune reports whether r may stand in a name (a brain or page path, a
+// resource URI's segment): not a control, format (direction overrides,
+// zero-width) or line or paragraph separator character, any of which
+// would make two names look alike.
+func NameRune(r rune) bool {
+	return !(unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r))
+}

@@ -7,12 +7,12 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/textsafe"
 )
 
 // The MCP resources (seed 002, "Resources"): the bootstrap, the
@@ -170,9 +170,7 @@ func parseKBURI(uri string) (workarea, path string, err error) {
 	for i, s := range segs {
 		d, err := url.PathUnescape(s)
 		if err != nil || d == "" || d == "." || d == ".." || strings.Contains(d, "/") || !utf8.ValidString(d) ||
-			strings.ContainsFunc(d, func(r rune) bool {
-				return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r)
-			}) {
+			strings.ContainsFunc(d, func(r rune) bool { return !textsafe.NameRune(r) }) {
 			return "", "", errors.New("each segment is one percent-encoded name (no empty, . or .. segment, no control characters)")
 		}
 		segs[i] = d

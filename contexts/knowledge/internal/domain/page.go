@@ -6,7 +6,6 @@ package domain
 import (
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/omlhub/oml/platform/errs"
@@ -128,6 +127,4 @@ func CheckIfVersion(v string) error {
 	return nil
 }
 
-func badRune(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r)
-}
+func badRune(r rune) bool { return !textsafe.NameRune(r) }

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/omlhub/oml/platform/errs"
@@ -133,12 +132,8 @@ func CheckUsage(entries, bytesAfter int64, newEntry bool) error {
 	return nil
 }
 
-// badRune is a rune no path or prefix holds: control, format (bidi
-// overrides, zero-width) and line or paragraph separators, which would
-// make two paths look alike.
-func badRune(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r)
-}
+// badRune is a rune no path or prefix holds (textsafe.NameRune).
+func badRune(r rune) bool { return !textsafe.NameRune(r) }
 
 // CheckContent refuses a value over the bound.
 func CheckContent(content string) error {
