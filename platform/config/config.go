@@ -30,11 +30,18 @@ type Config struct {
 	MaxMCPBodyBytes int64         // OML_MAX_MCP_BODY_BYTES: bound on a /mcp request body (a brain value is up to 4 MiB)
 	DBMaxConns      int32         // OML_DB_MAX_CONNS
 	ShutdownTimeout time.Duration // OML_SHUTDOWN_TIMEOUT
-	LogLevel        slog.Level    // OML_LOG_LEVEL: debug, info, warn, error
-	LogFormat       string        // OML_LOG_FORMAT: text or json
-	MaxTextBytes    int           // OML_MAX_TEXT_BYTES: bound on a claim's text
-	ServeTTL        time.Duration // OML_SERVE_TTL: how long a served item stays leased
-	WebSessionTTL   time.Duration // OML_WEB_SESSION_TTL: how long a browser's sign-in lasts
+	// DrainDelay is how long a replica answers /readyz false on SIGTERM,
+	// still serving, before it stops accepting (OML_DRAIN_DELAY): time for
+	// a load balancer to take it out.
+	DrainDelay time.Duration
+	// MetricsListen, when set, serves /metrics on its own listener
+	// instead of the main one (OML_METRICS_LISTEN).
+	MetricsListen string
+	LogLevel      slog.Level    // OML_LOG_LEVEL: debug, info, warn, error
+	LogFormat     string        // OML_LOG_FORMAT: text or json
+	MaxTextBytes  int           // OML_MAX_TEXT_BYTES: bound on a claim's text
+	ServeTTL      time.Duration // OML_SERVE_TTL: how long a served item stays leased
+	WebSessionTTL time.Duration // OML_WEB_SESSION_TTL: how long a browser's sign-in lasts
 	// OML_READ_LOG_RETENTION, OML_IDEMPOTENCY_RETENTION: how long read-log
 	// rows and idempotency records are kept (0: forever).
 	ReadLogRetention     time.Duration
@@ -55,6 +62,11 @@ type Config struct {
 	MaxUploadBytes  int64         // OML_MAX_UPLOAD_BYTES: the largest attachment (a tenant may set lower)
 	MaxOpenUploads  int           // OML_MAX_OPEN_UPLOADS: open upload sessions per key
 	UploadTTL       time.Duration // OML_UPLOAD_TTL: how long an upload session lives
+	// UploadLeaseTTL is how long a part's writer holds its session: how
+	// long a replica killed mid-part keeps the session from its next
+	// writer (OML_UPLOAD_LEASE_TTL, 20s–1h; a part must be written
+	// within it less 15 s).
+	UploadLeaseTTL time.Duration
 	// EventsPerWorkarea is OML_EVENTS_PER_WORKAREA: the feed events agents
 	// may write in one workarea (signals, questions, answers).
 	EventsPerWorkarea int64
@@ -144,6 +156,15 @@ func Load(getenv func(string) string) (Config, error) {
 		bad("OML_DB_MAX_CONNS", "must be ≥ 2, got %d", c.DBMaxConns)
 	}
 	c.ShutdownTimeout = durationOr(getenv, "OML_SHUTDOWN_TIMEOUT", 15*time.Second, bad)
+	c.DrainDelay = 5 * time.Second
+	if v := getenv("OML_DRAIN_DELAY"); v != "" {
+		if d, err := time.ParseDuration(v); err != nil || d < 0 || d > 5*time.Minute {
+			bad("OML_DRAIN_DELAY", "want a duration from 0 to 5m, such as 5s, got %q", v)
+		} else {
+			c.DrainDelay = d
+		}
+	}
+	c.MetricsListen = getenv("OML_METRICS_LISTEN")
 	c.ServeTTL = durationOr(getenv, "OML_SERVE_TTL", 15*time.Minute, bad)
 	c.WebSessionTTL = durationOr(getenv, "OML_WEB_SESSION_TTL", 12*time.Hour, bad)
 	c.ReadLogRetention = retentionOr(getenv, "OML_READ_LOG_RETENTION", 365*24*time.Hour, bad)
@@ -192,6 +213,10 @@ func Load(getenv func(string) string) (Config, error) {
 	c.MaxUploadBytes = int64(intOr(getenv, "OML_MAX_UPLOAD_BYTES", DefaultMaxUploadBytes, bad))
 	c.MaxOpenUploads = intOr(getenv, "OML_MAX_OPEN_UPLOADS", 16, bad)
 	c.UploadTTL = durationOr(getenv, "OML_UPLOAD_TTL", 24*time.Hour, bad)
+	c.UploadLeaseTTL = durationOr(getenv, "OML_UPLOAD_LEASE_TTL", 5*time.Minute, bad)
+	if c.UploadLeaseTTL < 20*time.Second || c.UploadLeaseTTL > time.Hour {
+		bad("OML_UPLOAD_LEASE_TTL", "must be from 20s to 1h, got %s", c.UploadLeaseTTL)
+	}
 	c.EventsPerWorkarea = int64(intOr(getenv, "OML_EVENTS_PER_WORKAREA", DefaultEventsPerWorkarea, bad))
 	if c.EventsPerWorkarea < 1 {
 		bad("OML_EVENTS_PER_WORKAREA", "must be ≥ 1, got %d", c.EventsPerWorkarea)
@@ -262,6 +287,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("max_mcp_body_bytes", c.MaxMCPBodyBytes),
 		slog.Int("db_max_conns", int(c.DBMaxConns)),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
+		slog.Duration("drain_delay", c.DrainDelay),
+		slog.String("metrics_listen", c.MetricsListen),
 		slog.Int("max_text_bytes", c.MaxTextBytes),
 		slog.Duration("serve_ttl", c.ServeTTL),
 		slog.Duration("web_session_ttl", c.WebSessionTTL),
@@ -278,6 +305,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("events_per_workarea", c.EventsPerWorkarea),
 		slog.Int("inbox_open_max", c.InboxOpenMax),
 		slog.Duration("upload_ttl", c.UploadTTL),
+		slog.Duration("upload_lease_ttl", c.UploadLeaseTTL),
 		slog.Duration("expiry_interval", c.ExpirySweep),
 		slog.String("embeddings_url", c.EmbeddingsURL),
 		slog.String("embeddings_model", c.EmbeddingsModel),

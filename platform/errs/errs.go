@@ -119,6 +119,9 @@ type Body struct {
 	Message           string `json:"message"`
 	Retryable         bool   `json:"retryable"`
 	RetryAfterSeconds int    `json:"retry_after_seconds,omitempty"`
+	// RequestID names the request in the server's logs (X-Request-Id),
+	// for a report to an operator.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // Envelope is the JSON document of a refusal: {"error": {...}}.

@@ -21,6 +21,7 @@ import (
 	"github.com/omlhub/oml/platform/canonjson"
 	"github.com/omlhub/oml/platform/ids"
 	"github.com/omlhub/oml/platform/internal/dbsqlc"
+	"github.com/omlhub/oml/platform/metrics"
 	"github.com/omlhub/oml/platform/pg"
 )
 
@@ -107,6 +108,7 @@ func (j *Journal) Append(ctx context.Context, tenant string, e Event) (Appended,
 	if err != nil {
 		return Appended{}, fmt.Errorf("journal: insert event: %w", err)
 	}
+	metrics.JournalAppends.Inc()
 	return Appended{Seq: rec.Seq, ID: rec.EventID, At: rec.At, Hash: hash}, nil
 }
 

@@ -9,13 +9,16 @@ import (
 	"reflect"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/buildinfo"
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/metrics"
 )
 
 // R1Message is the refusal for a tool that is not in the catalog. The MCP
@@ -134,7 +137,7 @@ func (t *Tools) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
 			e := errs.Wrap(fmt.Errorf("panic: %v", p), "panic in %s", method)
 			noteError(ctx, e)
 			if method == "tools/call" {
-				res, err = ErrorResult(e), nil
+				res, err = errorResultFor(ctx, e), nil
 				return
 			}
 			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.Public().Message}
@@ -202,7 +205,14 @@ func Add[In, Out any](t *Tools, spec ToolSpec, fn func(ctx context.Context, in I
 			OpenWorldHint:  new(bool),
 		},
 	}
+	calls := map[string]prometheus.Counter{}
+	for _, o := range []string{"ok", "refused", "internal"} {
+		calls[o] = metrics.ToolCalls.WithLabelValues(spec.Name, o)
+	}
+	took := metrics.ToolDuration.WithLabelValues(spec.Name)
 	t.server.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		start := time.Now()
+		defer func() { countTool(calls, took, start, res) }()
 		// A panic in the tool becomes its typed internal result here, inside
 		// the SDK's tools/call path (recoverPanics is the backstop for the
 		// rest); the replica goes on.
@@ -259,9 +269,38 @@ func Add[In, Out any](t *Tools, spec ToolSpec, fn func(ctx context.Context, in I
 	t.specs[spec.Name] = spec
 }
 
+// countTool records a tool call's outcome and latency. It runs after the
+// panic guard (deferred first), so a panic is counted as internal.
+func countTool(calls map[string]prometheus.Counter, took prometheus.Observer, start time.Time, res *mcp.CallToolResult) {
+	outcome := "ok"
+	if res == nil || res.IsError {
+		outcome = "refused"
+		if res == nil || isInternal(res) {
+			outcome = "internal"
+		}
+	}
+	calls[outcome].Inc()
+	metrics.Since(took, start)
+}
+
+func isInternal(res *mcp.CallToolResult) bool {
+	var env struct {
+		Error struct {
+			Code errs.Code `json:"code"`
+		} `json:"error"`
+	}
+	raw, ok := res.StructuredContent.(json.RawMessage)
+	return ok && json.Unmarshal(raw, &env) == nil && env.Error.Code == errs.Internal
+}
+
 // ErrorResult is the MCP form of a typed refusal.
-func ErrorResult(err error) *mcp.CallToolResult {
-	body, _ := json.Marshal(errs.Envelope{Error: errs.From(err).Public()})
+func ErrorResult(err error) *mcp.CallToolResult { return errorResultFor(context.Background(), err) }
+
+// errorResultFor is [ErrorResult] naming ctx's request id.
+func errorResultFor(ctx context.Context, err error) *mcp.CallToolResult {
+	pub := errs.From(err).Public()
+	pub.RequestID = RequestID(ctx)
+	body, _ := json.Marshal(errs.Envelope{Error: pub})
 	return &mcp.CallToolResult{
 		IsError:           true,
 		StructuredContent: json.RawMessage(body),
@@ -275,5 +314,5 @@ func (t *Tools) errorResult(ctx context.Context, tool string, err error) *mcp.Ca
 	if e.Code == errs.Internal {
 		t.log.ErrorContext(ctx, "tool failed", "tool", tool, "request_id", RequestID(ctx), "error", e.Error())
 	}
-	return ErrorResult(e)
+	return errorResultFor(ctx, e)
 }

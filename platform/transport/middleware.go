@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/ids"
+	"github.com/omlhub/oml/platform/metrics"
 )
 
 // Authenticator resolves a bearer token to its caller. The access context
@@ -104,7 +106,7 @@ func observe(log *slog.Logger) func(http.Handler) http.Handler {
 					}
 				}
 				level := slog.LevelInfo
-				if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+				if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/metrics" {
 					level = slog.LevelDebug
 				}
 				attrs := []slog.Attr{
@@ -126,10 +128,55 @@ func observe(log *slog.Logger) func(http.Handler) http.Handler {
 					}
 				}
 				log.LogAttrs(r.Context(), level, "request", attrs...)
+				count(r, sw.status, ri.err, start)
 			}()
+			if n := headerFields(r.Header); n > MaxHeaderCount {
+				Error(sw, r, errs.New(errs.LimitSize, "a request carries at most 100 header fields",
+					"the request carries %d header fields", n))
+				return
+			}
 			next.ServeHTTP(sw, r)
 		})
 	}
+}
+
+func headerFields(h http.Header) int {
+	n := 0
+	for _, vs := range h {
+		n += len(vs)
+	}
+	return n
+}
+
+// count records a request in the metrics: by its route pattern (the raw
+// path would make a series per id), and its refusal by code.
+func count(r *http.Request, status int, e *errs.Error, start time.Time) {
+	route := "unmatched"
+	if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+		route = rc.RoutePattern()
+	}
+	if status == 0 {
+		status = http.StatusOK
+	}
+	method := r.Method
+	if !knownMethods[method] {
+		method = "other"
+	}
+	metrics.HTTPRequests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	metrics.Since(metrics.HTTPDuration.WithLabelValues(route, method), start)
+	if e != nil {
+		surface := "http"
+		if r.URL.Path == "/mcp" {
+			surface = "mcp"
+		}
+		metrics.Refusals.WithLabelValues(string(e.Code), surface).Inc()
+	}
+}
+
+// knownMethods bound the method label: anything else is "other".
+var knownMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
 }
 
 // limitBody bounds request bodies: a declared length over the limit is

@@ -46,6 +46,7 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="oml"`)
 	}
 	body := e.Public()
+	body.RequestID = RequestID(r.Context())
 	if body.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(body.RetryAfterSeconds))
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/buildinfo"
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/metrics"
 )
 
 //go:embed guide.md
@@ -57,7 +58,10 @@ type Options struct {
 	AllowedOrigins  []string
 	// Ready reports whether the server can take traffic (/readyz).
 	Ready func(ctx context.Context) error
-	Name  string
+	// Metrics, when set, is served at GET /metrics without a key (an
+	// operator's scraper; see docs/OPERATIONS.md for keeping it private).
+	Metrics http.Handler
+	Name    string
 	// Trailer, when set, adds a member to every successful tool result
 	// (see [Trailer]).
 	Trailer *Trailer
@@ -133,12 +137,17 @@ func New(opts Options, modules ...Module) http.Handler {
 	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		if opts.Ready != nil {
 			if err := opts.Ready(r.Context()); err != nil {
+				metrics.Ready.Set(0)
 				Error(w, r, err)
 				return
 			}
 		}
+		metrics.Ready.Set(1)
 		WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
+	if opts.Metrics != nil {
+		r.With(refuseBadURL).Get("/metrics", opts.Metrics.ServeHTTP)
+	}
 
 	r.Route("/mcp", func(r chi.Router) {
 		r.Use(checkOrigin(allowedOrigins(opts.PublicURL, opts.AllowedOrigins)))
