@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,7 +26,7 @@ import (
 )
 
 // bins are the binaries under test, built once by TestMain.
-var bins struct{ server, cli string }
+var bins struct{ server, cli, load string }
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "oml-e2e-")
@@ -35,7 +36,8 @@ func TestMain(m *testing.M) {
 	}
 	bins.server = filepath.Join(dir, "oml-server")
 	bins.cli = filepath.Join(dir, "oml")
-	for out, pkg := range map[string]string{bins.server: "./cmd/oml-server", bins.cli: "./cmd/oml"} {
+	bins.load = filepath.Join(dir, "oml-load")
+	for out, pkg := range map[string]string{bins.server: "./cmd/oml-server", bins.cli: "./cmd/oml", bins.load: "./cmd/oml-load"} {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
 		cmd.Dir = ".."
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -110,6 +112,9 @@ func startServer(t testing.TB, extraEnv ...string) *server {
 	s.env = append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"OML_DATABASE_URL=" + s.DBURL, "OML_LISTEN=" + addr, "OML_LOG_LEVEL=debug",
+		// No load balancer to wait for: stop at once (the drain test sets
+		// its own delay).
+		"OML_DRAIN_DELAY=0",
 		"OML_BLOB_STORE=s3://" + s.Bucket + "?endpoint=" + endpoint + "&region=us-east-1",
 		"AWS_ACCESS_KEY_ID=" + os.Getenv("AWS_ACCESS_KEY_ID"), "AWS_SECRET_ACCESS_KEY=" + os.Getenv("AWS_SECRET_ACCESS_KEY"),
 	}, extraEnv...)
@@ -380,6 +385,16 @@ func (s *server) count(t testing.TB, query string, args ...any) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// requestIDMember is the request id an error body names (each request's
+// own).
+var requestIDMember = regexp.MustCompile(`,?"request_id":"req_[0-9A-Z]+"`)
+
+// sameRefusal reports whether two error bodies are the same refusal: equal
+// but for the request ids they name (no existence oracle in the rest).
+func sameRefusal(a, b []byte) bool {
+	return bytes.Equal(requestIDMember.ReplaceAll(a, nil), requestIDMember.ReplaceAll(b, nil))
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

@@ -141,13 +141,13 @@ func TestWalkingSkeleton(t *testing.T) {
 	}
 	foreign := s.do(t, "GET", "/v1/workareas/"+other.RootWorkareaID, s.AdminKey, nil)
 	missing := s.do(t, "GET", "/v1/workareas/"+ids.New(ids.Workarea), s.AdminKey, nil)
-	if foreign.Status != 404 || foreign.code() != "access.not_found" || !bytes.Equal(foreign.Body, missing.Body) {
+	if foreign.Status != 404 || foreign.code() != "access.not_found" || !sameRefusal(foreign.Body, missing.Body) {
 		t.Fatalf("foreign %d %s\nmissing %d %s", foreign.Status, foreign.Body, missing.Status, missing.Body)
 	}
 	cs := s.mcpSession(t, s.AdminKey, "2026-07-28")
 	mf, errF := callTool(t, cs, "oml_workarea_info", map[string]any{"workarea": other.RootWorkareaID})
 	mm, errM := callTool(t, cs, "oml_workarea_info", map[string]any{"workarea": ids.New(ids.Workarea)})
-	if !errF || !errM || !bytes.Equal(mf, mm) || !strings.Contains(string(mf), `"access.not_found"`) {
+	if !errF || !errM || !sameRefusal(mf, mm) || !strings.Contains(string(mf), `"access.not_found"`) {
 		t.Fatalf("MCP foreign %s / missing %s", mf, mm)
 	}
 

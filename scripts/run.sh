@@ -25,6 +25,8 @@ if [[ ! -f var/keys/signing.key ]]; then
 fi
 export OML_SIGNING_KEY_FILE=$PWD/var/keys/signing.key OML_MASTER_KEY_FILE=$PWD/var/keys/master.key
 export OML_BLOB_STORE=${OML_BLOB_STORE:-file://$PWD/var/blobs}
+# One replica, no load balancer: stop at once on Ctrl-C.
+export OML_DRAIN_DELAY=${OML_DRAIN_DELAY:-0}
 
 bin/oml-server migrate
 

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/omlhub/oml/contexts/attachments"
 )
 
 func main() {
@@ -37,6 +39,9 @@ commands:
                             full text in the tenant's language, while serving; print JSON
 `
 
+// pdfChildCommand runs one PDF parse as serve's sandbox child.
+const pdfChildCommand = "extract-pdf"
+
 // run is the only wiring point: everything it needs comes in as arguments.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -55,6 +60,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return bootstrap(ctx, rest, getenv, stdout, stderr)
 	case "reindex":
 		return reindex(ctx, rest, getenv, stdout, stderr)
+	case pdfChildCommand:
+		// Hidden: the sandboxed PDF parser serve starts per review.
+		return attachments.RunPDFChild(os.Stdin, stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -15,6 +15,9 @@ import (
 	"github.com/omlhub/oml/platform/buildinfo"
 	"github.com/omlhub/oml/platform/config"
 	"github.com/omlhub/oml/platform/crypto"
+	"github.com/omlhub/oml/platform/drain"
+	"github.com/omlhub/oml/platform/metrics"
+	"github.com/omlhub/oml/platform/transport"
 )
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
@@ -80,28 +83,46 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	srv := &http.Server{
-		Handler:           a.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		// Bodies are bounded in size; bound them in time too (slow-body
-		// clients), with room for an 8 MiB upload part on a slow link.
-		ReadTimeout:  2 * time.Minute,
-		WriteTimeout: 2 * time.Minute,
-		IdleTimeout:  2 * time.Minute,
+	// Requests carry the drain signal: on SIGTERM parked long-polls
+	// return at once (their clients ask again elsewhere) while writes
+	// finish.
+	draining := make(chan struct{})
+	srv := newServer(a.handler, drain.With(context.WithoutCancel(ctx), draining))
+	errc := make(chan error, 2)
+	var metricsSrv *http.Server
+	if cfg.MetricsListen != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("listen on %s (OML_METRICS_LISTEN): %w", cfg.MetricsListen, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", a.metrics)
+		metricsSrv = newServer(mux, context.WithoutCancel(ctx))
+		go func() { errc <- metricsSrv.Serve(mln) }()
+		log.InfoContext(ctx, "metrics listening", "addr", mln.Addr().String())
 	}
 	log.InfoContext(ctx, "oml-server starting", "build", buildinfo.Read(), "config", cfg, "addr", ln.Addr().String())
 
-	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	// Graceful shutdown: stop accepting, let in-flight requests finish.
-	log.InfoContext(ctx, "shutting down", "timeout", cfg.ShutdownTimeout)
+	// Graceful drain: answer /readyz false and end parked long-polls,
+	// keep serving for the drain delay (a load balancer's time to take
+	// the replica out), then stop accepting and let in-flight requests
+	// finish; each releases its own upload lease as it ends.
+	a.ready.draining.Store(true)
+	close(draining)
+	log.InfoContext(ctx, "draining", "delay", cfg.DrainDelay, "timeout", cfg.ShutdownTimeout)
+	time.Sleep(cfg.DrainDelay)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
+	if metricsSrv != nil {
+		defer func() { _ = metricsSrv.Shutdown(sctx) }()
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
@@ -111,6 +132,32 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	log.Info("stopped")
 	return nil
 }
+
+// newServer is an http.Server with the transport's bounds: timeouts for
+// the header, the body, the answer and idle connections, and a header
+// size limit. base is every request's parent context.
+func newServer(h http.Handler, base context.Context) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: transport.ReadHeaderTimeout,
+		ReadTimeout:       transport.ReadTimeout,
+		WriteTimeout:      transport.WriteTimeout,
+		IdleTimeout:       transport.IdleTimeout,
+		MaxHeaderBytes:    transport.MaxHeaderBytes,
+		BaseContext:       func(net.Listener) context.Context { return base },
+	}
+}
+
+// The sweeps, as /metrics labels them.
+const (
+	sweepHeld        = "held_expiry"
+	sweepInbox       = "inbox_deadline"
+	sweepEnrolments  = "enrolments"
+	sweepWeb         = "web_sessions"
+	sweepReadLog     = "read_log"
+	sweepIdempotency = "idempotency"
+	sweepAttachments = "attachments"
+)
 
 // sweepExpired runs the housekeeping sweeps every interval until ctx
 // ends: held items past their expiry, inbox items past their deadline,
@@ -126,32 +173,32 @@ func sweepExpired(ctx context.Context, a *app, cfg config.Config, log *slog.Logg
 			return
 		case <-t.C:
 		}
-		sweep(ctx, log, "held items expired", 500, func(n int) (int64, error) {
+		sweep(ctx, log, sweepHeld, "held items expired", 500, func(n int) (int64, error) {
 			c, err := a.admission.SweepExpired(ctx, n)
 			return int64(c), err
 		})
-		sweep(ctx, log, "inbox items resolved at their deadline", 100, func(n int) (int64, error) {
+		sweep(ctx, log, sweepInbox, "inbox items resolved at their deadline", 100, func(n int) (int64, error) {
 			c, err := a.inbox.SweepDue(ctx, n)
 			return int64(c), err
 		})
-		sweep(ctx, log, "enrolment requests abandoned past their TTL", 100, func(n int) (int64, error) {
+		sweep(ctx, log, sweepEnrolments, "enrolment requests abandoned past their TTL", 100, func(n int) (int64, error) {
 			c, err := a.access.SweepEnrolments(ctx, n)
 			return int64(c), err
 		})
-		sweep(ctx, log, "old web sessions and sign-in codes deleted", 500, func(n int) (int64, error) {
+		sweep(ctx, log, sweepWeb, "old web sessions and sign-in codes deleted", 500, func(n int) (int64, error) {
 			return a.access.SweepWeb(ctx, n)
 		})
 		if keep := cfg.ReadLogRetention; keep > 0 {
-			sweep(ctx, log, "read-log rows past their retention deleted", 1000, func(n int) (int64, error) {
+			sweep(ctx, log, sweepReadLog, "read-log rows past their retention deleted", 1000, func(n int) (int64, error) {
 				return a.retrieval.SweepReadLog(ctx, time.Now().Add(-keep), n)
 			})
 		}
 		if keep := cfg.IdempotencyRetention; keep > 0 {
-			sweep(ctx, log, "idempotency records past their retention deleted", 1000, func(n int) (int64, error) {
+			sweep(ctx, log, sweepIdempotency, "idempotency records past their retention deleted", 1000, func(n int) (int64, error) {
 				return a.idempotency.Purge(ctx, time.Now().Add(-keep), n)
 			})
 		}
-		sweep(ctx, log, "attachment housekeeping", 100, func(n int) (int64, error) {
+		sweep(ctx, log, sweepAttachments, "attachment housekeeping", 100, func(n int) (int64, error) {
 			c, err := a.attachments.Sweep(ctx, n)
 			return int64(c), err
 		})
@@ -159,20 +206,24 @@ func sweepExpired(ctx context.Context, a *app, cfg config.Config, log *slog.Logg
 }
 
 // sweep runs one sweep in batches of batch until a batch comes back
-// short, logging what it did and any failure (the next tick retries).
-func sweep(ctx context.Context, log *slog.Logger, what string, batch int, run func(batch int) (int64, error)) {
+// short, logging what it did and any failure (the next tick retries), and
+// counting the run and its rows under name in /metrics.
+func sweep(ctx context.Context, log *slog.Logger, name, what string, batch int, run func(batch int) (int64, error)) {
 	for {
 		n, err := run(batch)
 		if err != nil {
 			if ctx.Err() == nil {
+				metrics.SweeperRuns.WithLabelValues(name, "error").Inc()
 				log.ErrorContext(ctx, "sweep failed", "sweep", what, "error", err)
 			}
 			return
 		}
+		metrics.SweeperItems.WithLabelValues(name).Add(float64(n))
 		if n > 0 {
 			log.InfoContext(ctx, what, "count", n)
 		}
 		if n < int64(batch) {
+			metrics.SweeperRuns.WithLabelValues(name, "ok").Inc()
 			return
 		}
 	}

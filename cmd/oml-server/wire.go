@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/idempotency"
 	"github.com/omlhub/oml/platform/journal"
+	"github.com/omlhub/oml/platform/metrics"
 	"github.com/omlhub/oml/platform/migrate"
 	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/platform/scope"
@@ -46,6 +48,11 @@ type app struct {
 	// listener wakes waits across replicas; serve runs it.
 	listener *pg.Listener
 	handler  http.Handler
+	// ready is /readyz's check; serve marks it draining on SIGTERM.
+	ready *readiness
+	// metrics serves /metrics; on the main handler too unless
+	// OML_METRICS_LISTEN gives it its own listener.
+	metrics http.Handler
 	// surface and modules made handler; benchmarks make variants of it.
 	surface transport.Options
 	modules []transport.Module
@@ -88,7 +95,8 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 	lin := lineage.New(lineage.Deps{DB: db, Journal: j, Access: lineageAccess{acc}, Claims: claims, Reads: readLogPort{ret}})
 	att, err := attachments.New(attachments.Deps{
 		DB: db, Journal: j, Store: store, MasterKey: k.master, Access: attachmentsAccess{acc}, Claims: readable, Log: log,
-		Config: attachments.Config{MaxSize: cfg.MaxUploadBytes, MaxOpen: cfg.MaxOpenUploads, TTL: cfg.UploadTTL},
+		Config: attachments.Config{MaxSize: cfg.MaxUploadBytes, MaxOpen: cfg.MaxOpenUploads, TTL: cfg.UploadTTL, LeaseTTL: cfg.UploadLeaseTTL},
+		PDF:    pdfSandbox(log),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("attachments: %w", err)
@@ -122,6 +130,26 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 	if err != nil {
 		return nil, err
 	}
+	ready := &readiness{db: db, runner: runner, store: store}
+	reg, err := metrics.NewRegistry(metrics.NewPoolCollector(db.Pool), metrics.NewStateCollector(metrics.State{
+		QueueDepth: adm.QueueDepth,
+		Overdue: func(ctx context.Context) (map[string]time.Duration, error) {
+			now := time.Now()
+			held, err := adm.ExpiryLag(ctx, now)
+			if err != nil {
+				return nil, err
+			}
+			due, err := inb.DeadlineLag(ctx, now)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]time.Duration{sweepHeld: held, sweepInbox: due}, nil
+		},
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	scrape := metrics.Handler(reg)
 	opts := transport.Options{
 		Logger:          log,
 		Authenticator:   acc,
@@ -130,7 +158,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		PublicURL:       cfg.PublicURL,
 		AllowedOrigins:  cfg.AllowedOrigins,
 		Name:            "oml",
-		Ready:           readiness(db, runner),
+		Ready:           ready.check,
 		Trailer:         trailer,
 		Pages:           pages,
 		Limiter:         acc.Limiter(cfg.Replicas, cfg.QuotaRefresh),
@@ -139,8 +167,11 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 	aud := audit.New(audit.Deps{Tx: db, Journal: j, Access: auditAccess{acc}, Admission: auditAdmission{adm}, Signer: k.signing,
 		ReciprocalRate: cfg.ReciprocalRate})
 	modules := []transport.Module{acc, adm, lin, ret, att, inb, ses, kb, docs, aud}
+	if cfg.MetricsListen == "" {
+		opts.Metrics = scrape
+	}
 	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, idempotency: idem, listener: listener,
-		handler: transport.New(opts, modules...), surface: opts, modules: modules}, nil
+		handler: transport.New(opts, modules...), surface: opts, modules: modules, ready: ready, metrics: scrape}, nil
 }
 
 // auditAccess adapts the access context to the audit context's port.
@@ -584,36 +615,64 @@ func (a retrievalAccess) Paths(ctx context.Context, ids []string) (map[string]st
 // the schema catches up after the server started (migrate ran later), the
 // pool is reset once so every connection registers the types the
 // migrations created (pgvector's).
-func readiness(db *pg.DB, runner *migrate.Runner) func(context.Context) error {
-	var behind atomic.Bool
-	return func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		if err := db.Pool.Ping(ctx); err != nil {
-			return errs.Retry(errs.Unavailable, "readiness: the database must answer", 5*time.Second, "database unreachable")
-		}
-		v, err := runner.Current(ctx)
-		if err != nil {
-			return errs.Retry(errs.Unavailable, "readiness: the schema version must be readable", 5*time.Second, "schema version unreadable")
-		}
-		if v != runner.Latest() {
-			behind.Store(true)
-			return errs.Retry(errs.Unavailable, "readiness: migrations must be current (oml-server migrate)", 5*time.Second,
-				"database schema is at version %d, this binary needs %d", v, runner.Latest())
-		}
-		if behind.CompareAndSwap(true, false) {
-			db.Pool.Reset()
-		}
+// pdfSandbox parses PDFs in a child process of this binary (its hidden
+// extract-pdf command); without a path to the binary, nil parses in
+// process, and the log says so.
+func pdfSandbox(log *slog.Logger) attachments.PDFSandbox {
+	exe, err := os.Executable()
+	if err != nil {
+		log.Warn("PDF review material is parsed in process: the server's binary was not found", "error", err)
 		return nil
 	}
+	return attachments.SubprocessPDF(nil, exe, pdfChildCommand)
+}
+
+// readiness is /readyz: false while the replica drains, while the
+// database does not answer or its schema is not this binary's, and while
+// the blob store does not answer.
+type readiness struct {
+	db       *pg.DB
+	runner   *migrate.Runner
+	store    attachments.Store
+	draining atomic.Bool
+	behind   atomic.Bool
+}
+
+func (r *readiness) check(ctx context.Context) error {
+	if r.draining.Load() {
+		return errs.Retry(errs.Unavailable, "readiness: a draining replica takes no new traffic", 5*time.Second, "the replica is shutting down")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := r.db.Pool.Ping(ctx); err != nil {
+		return errs.Retry(errs.Unavailable, "readiness: the database must answer", 5*time.Second, "database unreachable")
+	}
+	v, err := r.runner.Current(ctx)
+	if err != nil {
+		return errs.Retry(errs.Unavailable, "readiness: the schema version must be readable", 5*time.Second, "schema version unreadable")
+	}
+	if v != r.runner.Latest() {
+		r.behind.Store(true)
+		return errs.Retry(errs.Unavailable, "readiness: migrations must be current (oml-server migrate)", 5*time.Second,
+			"database schema is at version %d, this binary needs %d", v, r.runner.Latest())
+	}
+	if r.behind.CompareAndSwap(true, false) {
+		r.db.Pool.Reset()
+	}
+	if r.store != nil {
+		if err := attachments.Ping(ctx, r.store); err != nil {
+			return errs.Retry(errs.Unavailable, "readiness: the blob store must answer", 5*time.Second, "blob store unreachable")
+		}
+	}
+	return nil
 }
 
 func newLogger(cfg config.Config, w interface{ Write([]byte) (int, error) }) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
 	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(transport.LogHandler(slog.NewJSONHandler(w, opts)))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(transport.LogHandler(slog.NewTextHandler(w, opts)))
 }
 
 // embedderConfig selects the embedder from the configuration.

@@ -107,6 +107,23 @@ func (m *Module) SweepExpired(ctx context.Context, batch int) (int, error) {
 	return m.svc.SweepExpired(ctx, batch)
 }
 
+// QueueDepth counts held items awaiting review per tenant id, across
+// tenants (for /metrics; operators see counts, never content).
+func (m *Module) QueueDepth(ctx context.Context) (map[string]int64, error) {
+	return m.repo.QueueDepth(ctx)
+}
+
+// ExpiryLag is how long the held item due longest has waited for the
+// expiry sweep at now (0 when none is overdue).
+func (m *Module) ExpiryLag(ctx context.Context, now time.Time) (time.Duration, error) {
+	now = now.Round(time.Microsecond) // as Postgres stores it: none due is 0
+	due, err := m.repo.OldestDue(ctx, now)
+	if err != nil {
+		return 0, err
+	}
+	return now.Sub(due), nil
+}
+
 // ClaimView is a claim with how the caller may see it.
 type ClaimView = app.ClaimView
 

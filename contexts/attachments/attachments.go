@@ -9,6 +9,8 @@ package attachments
 
 import (
 	"context"
+	"errors"
+	"io"
 	"log/slog"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 
 	"github.com/omlhub/oml/contexts/attachments/internal/app"
 	"github.com/omlhub/oml/contexts/attachments/internal/blobstore"
+	"github.com/omlhub/oml/contexts/attachments/internal/extract"
 	"github.com/omlhub/oml/contexts/attachments/internal/httpapi"
 	"github.com/omlhub/oml/contexts/attachments/internal/mcptools"
 	"github.com/omlhub/oml/contexts/attachments/internal/postgres"
@@ -47,6 +50,16 @@ func OpenStore(ctx context.Context, spec string, getenv func(string) string) (St
 	return blobstore.Open(ctx, spec, getenv)
 }
 
+// Ping checks that store answers: reading the size of an object that
+// does not exist must come back "not found", not an error.
+func Ping(ctx context.Context, store Store) error {
+	_, err := store.Size(ctx, "oml-readiness-probe")
+	if err == nil || errors.Is(err, blobstore.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
 // Deps are what the context needs from the process.
 type Deps struct {
 	DB        *pg.DB
@@ -58,7 +71,24 @@ type Deps struct {
 	Log       *slog.Logger
 	Now       func() time.Time
 	Config    Config
+	// PDF parses PDFs for reviewers in a child process ([SubprocessPDF]);
+	// nil parses in this process, which only tests should do.
+	PDF PDFSandbox
 }
+
+// PDFSandbox parses a PDF where a crafted file cannot take the server
+// down (a cyclic page tree makes the parser recurse without end).
+type PDFSandbox = extract.Sandbox
+
+// SubprocessPDF runs the PDF parser as `name args…` (oml-server's hidden
+// extract-pdf command) with an environment of env alone.
+func SubprocessPDF(env []string, name string, args ...string) PDFSandbox {
+	return extract.Subprocess(env, name, args...)
+}
+
+// RunPDFChild is the child's side: one PDF on in, its material as JSON on
+// out, under its own stack, heap and address-space limits.
+func RunPDFChild(in io.Reader, out io.Writer) error { return extract.RunChild(in, out) }
 
 // Module is the attachments context.
 type Module struct {
@@ -74,7 +104,7 @@ func New(d Deps) (*Module, error) {
 	}
 	svc := app.New(app.Deps{
 		Repo: postgres.New(d.DB), Store: d.Store, Access: d.Access, Claims: d.Claims, Journal: d.Journal, Tx: d.DB,
-		Keys: keys, Log: d.Log, Now: d.Now, Config: d.Config,
+		Keys: keys, Log: d.Log, Now: d.Now, Config: d.Config, PDF: d.PDF,
 	})
 	return &Module{svc: svc, http: httpapi.New(svc)}, nil
 }

@@ -78,6 +78,7 @@ type Deps struct {
 
 // Module is the inbox context.
 type Module struct {
+	repo  *postgres.Repository
 	svc   *app.Service
 	http  *httpapi.Handlers
 	idem  *idempotency.Store
@@ -94,7 +95,7 @@ func New(d Deps) *Module {
 	q := newQuiet(remote)
 	svc := &app.Service{Access: d.Access, Enrolments: d.Enrolments, Journal: d.Journal, Repo: repo, Notices: repo, Tx: d.DB, Limits: d.Limits, Now: d.Now,
 		Wakes: pgWakes{db: d.DB, listener: d.Listener, quiet: q}, Sessions: d.Sessions, Search: d.Search, Pages: d.Pages}
-	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency), idem: d.Idempotency, quiet: q}
+	return &Module{repo: repo, svc: svc, http: httpapi.New(svc, d.Idempotency), idem: d.Idempotency, quiet: q}
 }
 
 // Routes registers the HTTP routes (under /v1).
@@ -114,6 +115,17 @@ func (m *Module) EnrolRequest(ctx context.Context, tenant, root, rootIDPath, enr
 // (every tenant); every replica runs it, and no item is resolved twice.
 func (m *Module) SweepDue(ctx context.Context, limit int) (int, error) {
 	return m.svc.Sweep(ctx, "", limit)
+}
+
+// DeadlineLag is how long the open item due longest has waited for the
+// deadline sweep at now (0 when none is overdue), for /metrics.
+func (m *Module) DeadlineLag(ctx context.Context, now time.Time) (time.Duration, error) {
+	now = now.Round(time.Microsecond) // as Postgres stores it: none due is 0
+	due, err := m.repo.OldestDue(ctx, now)
+	if err != nil {
+		return 0, err
+	}
+	return now.Sub(due), nil
 }
 
 // WakeChannel is the Postgres channel the inbox notifies on when something

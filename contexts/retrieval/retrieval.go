@@ -17,6 +17,7 @@ import (
 	"github.com/omlhub/oml/contexts/retrieval/internal/mcptools"
 	"github.com/omlhub/oml/contexts/retrieval/internal/postgres"
 	"github.com/omlhub/oml/contexts/retrieval/internal/wire"
+	"github.com/omlhub/oml/platform/metrics"
 	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/platform/transport"
 )
@@ -164,15 +165,28 @@ func (a adapter) Model() string { return a.e.Model() }
 func (a adapter) Dim() int      { return a.e.Dim() }
 
 func (a adapter) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	return a.e.Embed(ctx, embed.Document, texts, nil)
+	return a.embed(ctx, embed.Document, texts, nil)
 }
 
 func (a adapter) EmbedQuery(ctx context.Context, text string, weights map[string]float32) ([]float32, error) {
-	v, err := a.e.Embed(ctx, embed.Query, []string{text}, weights)
+	v, err := a.embed(ctx, embed.Query, []string{text}, weights)
 	if err != nil {
 		return nil, err
 	}
 	return v[0], nil
+}
+
+// embed calls the embedder, counted and timed for /metrics.
+func (a adapter) embed(ctx context.Context, role embed.Role, texts []string, weights map[string]float32) ([][]float32, error) {
+	start := time.Now()
+	v, err := a.e.Embed(ctx, role, texts, weights)
+	metrics.Since(metrics.EmbedderDuration, start)
+	if err != nil {
+		metrics.EmbedderCalls.WithLabelValues("error").Inc()
+		return nil, err
+	}
+	metrics.EmbedderCalls.WithLabelValues("ok").Inc()
+	return v, nil
 }
 
 // Reindex re-embeds entries whose model is not the configured one and

@@ -214,3 +214,14 @@ FROM (
 WHERE h.page_version <> 'sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'
 ORDER BY h.workarea_id, h.claim_key
 LIMIT @max_rows;
+
+-- name: HeldDepthByTenant :many
+-- The review queue's depth per tenant, for /metrics (an index-only scan
+-- of artifacts_held).
+SELECT tenant_id, count(*)::bigint AS depth FROM admission.artifacts WHERE state = 'held' GROUP BY tenant_id;
+
+-- name: HeldOldestDue :one
+-- The expiry of the held item that has been due longest (@now when none
+-- is), for the sweeper's lag in /metrics.
+SELECT coalesce(min(held_expires_at), @now::timestamptz)::timestamptz AS due FROM admission.artifacts
+WHERE state = 'held' AND held_expires_at <= @now::timestamptz;

@@ -76,3 +76,9 @@ VALUES ($1, $2, $3, $4, $5)
 -- A cursor only moves forward: concurrent polls never move it back.
 ON CONFLICT (tenant_id, principal_id, workarea_id) DO UPDATE
 SET seq = GREATEST(inbox.feed_cursors.seq, EXCLUDED.seq), updated_at = EXCLUDED.updated_at;
+
+-- name: ItemsOldestDue :one
+-- The deadline of the open item that has been due longest (@now when none
+-- is), for the sweeper's lag in /metrics.
+SELECT coalesce(min(expires_at), @now::timestamptz)::timestamptz AS due FROM inbox.items
+WHERE status = 'open' AND expires_at IS NOT NULL AND expires_at <= @now::timestamptz;

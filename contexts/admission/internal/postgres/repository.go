@@ -608,3 +608,22 @@ func (r *Repository) Evidence(ctx context.Context, tenant string, workareas []st
 	}
 	return claims, serves, nil
 }
+
+// QueueDepth counts held items per tenant (for /metrics).
+func (r *Repository) QueueDepth(ctx context.Context) (map[string]int64, error) {
+	rows, err := r.q.HeldDepthByTenant(ctx, r.conn(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(rows))
+	for _, row := range rows {
+		out[row.TenantID] = row.Depth
+	}
+	return out, nil
+}
+
+// OldestDue is the expiry of the held item due longest at now, now when
+// none is (for /metrics).
+func (r *Repository) OldestDue(ctx context.Context, now time.Time) (time.Time, error) {
+	return r.q.HeldOldestDue(ctx, r.conn(ctx), now)
+}

@@ -332,7 +332,7 @@ func (s *Service) Review(ctx context.Context, tenant, artifact string) ([]Materi
 			if err != nil {
 				return nil, err
 			}
-			x = extract.From(b.MediaType, r, b.Size)
+			x = extract.From(ctx, b.MediaType, r, b.Size, s.PDF)
 		}
 		m.Kind, m.Text, m.Truncated, m.Note = x.Kind, x.Text, x.Truncated, x.Note
 		out = append(out, m)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/omlhub/oml/contexts/attachments/internal/blobstore"
 	"github.com/omlhub/oml/contexts/attachments/internal/domain"
+	"github.com/omlhub/oml/contexts/attachments/internal/extract"
 	"github.com/omlhub/oml/contexts/attachments/internal/seal"
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
@@ -43,6 +44,9 @@ type Deps struct {
 	Log     *slog.Logger
 	Now     func() time.Time
 	Config  Config
+	// PDF parses PDFs for review material out of the server's process
+	// (nil: in process, for tests).
+	PDF extract.Sandbox
 }
 
 // Service is the attachments context's application service.

@@ -6,6 +6,7 @@ package extract
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"mime"
@@ -52,14 +53,16 @@ func Textual(mediaType string) bool {
 	return false
 }
 
-// From extracts review material from an attachment's plaintext.
-func From(mediaType string, r io.ReaderAt, size int64) Material {
+// From extracts review material from an attachment's plaintext. A PDF is
+// parsed by sandbox (nil: in this process, which only tests should do: a
+// crafted PDF can make the parser recurse until the process dies).
+func From(ctx context.Context, mediaType string, r io.ReaderAt, size int64, sandbox Sandbox) Material {
 	mt, _, _ := mime.ParseMediaType(mediaType)
 	if !Textual(mt) {
 		return Material{Kind: KindOpaque, Note: fmt.Sprintf("no deterministic text extractor for %s", mt)}
 	}
 	if mt == "application/pdf" {
-		return fromPDF(r, size)
+		return fromPDF(ctx, r, size, sandbox)
 	}
 	buf := make([]byte, min(size, MaxText))
 	if _, err := r.ReadAt(buf, 0); err != nil && err != io.EOF {
@@ -83,12 +86,37 @@ func text(kind string, b []byte, truncated bool) Material {
 // fromPDF extracts a PDF's text page by page, stopping at MaxText,
 // MaxPDFPages or PDFTimeout, and guarding against parser panics on
 // hostile files.
-func fromPDF(r io.ReaderAt, size int64) Material {
+func fromPDF(ctx context.Context, r io.ReaderAt, size int64, sandbox Sandbox) Material {
 	if size > MaxPDF {
 		return Material{Kind: KindOpaque, Note: fmt.Sprintf("PDF larger than %d MiB is not parsed", MaxPDF>>20)}
 	}
+	data := make([]byte, size)
+	if _, err := r.ReadAt(data, 0); err != nil && err != io.EOF {
+		return Material{Kind: KindOpaque, Note: "could not read the attachment: " + err.Error()}
+	}
+	if sandbox == nil {
+		return inProcess(data)
+	}
+	ctx, cancel := context.WithTimeout(ctx, PDFTimeout)
+	defer cancel()
+	m, err := sandbox(ctx, data)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Material{Kind: KindOpaque, Note: "PDF text extraction took too long (at most " + PDFTimeout.String() + ")"}
+		}
+		return Material{Kind: KindOpaque, Note: "PDF text extraction failed: the parser stopped (" + err.Error() + ")"}
+	}
+	if len(m.Text) > MaxText || !utf8.ValidString(m.Text) || m.Kind != KindPDF && m.Kind != KindOpaque {
+		return Material{Kind: KindOpaque, Note: "PDF text extraction failed: the parser's answer is malformed"}
+	}
+	return m
+}
+
+// inProcess parses in this process, bounded in time; a parser that loops
+// keeps its goroutine (tests only: the server uses a sandbox).
+func inProcess(data []byte) Material {
 	done := make(chan Material, 1)
-	go func() { done <- pdfText(r, size) }()
+	go func() { done <- PDFText(data) }()
 	select {
 	case m := <-done:
 		return m
@@ -96,6 +124,9 @@ func fromPDF(r io.ReaderAt, size int64) Material {
 		return Material{Kind: KindOpaque, Note: fmt.Sprintf("PDF text extraction took longer than %s", PDFTimeout)}
 	}
 }
+
+// PDFText parses a PDF in this process: what the sandbox's child runs.
+func PDFText(data []byte) Material { return pdfText(bytes.NewReader(data), int64(len(data))) }
 
 func pdfText(r io.ReaderAt, size int64) (m Material) {
 	defer func() {

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -48,7 +49,7 @@ func TestExtract(t *testing.T) {
 		{"application/pdf", string(minimalPDF("Accra Metals quote")), KindPDF, "Accra Metals quote"},
 		{"application/pdf", "%PDF-1.4 garbage", KindOpaque, ""},
 	} {
-		m := From(c.media, strings.NewReader(c.body), int64(len(c.body)))
+		m := From(context.Background(), c.media, strings.NewReader(c.body), int64(len(c.body)), sandbox)
 		if m.Kind != c.kind || !strings.Contains(m.Text, c.want) {
 			t.Errorf("%s: %+v, want kind %s containing %q", c.media, m, c.kind, c.want)
 		}
@@ -57,7 +58,7 @@ func TestExtract(t *testing.T) {
 		}
 	}
 	long := strings.Repeat("é", MaxText) // two bytes each: the cut lands mid-character
-	m := From("text/plain", strings.NewReader(long), int64(len(long)))
+	m := From(context.Background(), "text/plain", strings.NewReader(long), int64(len(long)), sandbox)
 	if m.Kind != KindText || !m.Truncated || len(m.Text) > MaxText || !strings.HasPrefix(long, m.Text) {
 		t.Fatalf("truncation: kind %s truncated %v len %d", m.Kind, m.Truncated, len(m.Text))
 	}

@@ -2,6 +2,7 @@
 package httpapi
 
 import (
+	"io"
 	"net/http"
 	"strconv"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/omlhub/oml/contexts/attachments/internal/app"
 	"github.com/omlhub/oml/contexts/attachments/internal/wire"
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/metrics"
 	"github.com/omlhub/oml/platform/transport"
 )
 
@@ -107,8 +109,17 @@ func (h *Handlers) part(w http.ResponseWriter, r *http.Request) error {
 	if r.ContentLength > 64<<20 {
 		return errs.New(errs.LimitSize, "a part is at most 64 MiB", "part body of %d bytes is too large", r.ContentLength)
 	}
+	// A part may take minutes on a slow link: longer deadlines than the
+	// server's default, still bounded.
+	transport.ExtendDeadlines(w, transport.StreamTimeout, transport.StreamTimeout)
+	body := &countedBody{r: r.Body}
+	metrics.UploadsInFlight.Inc()
+	defer func() {
+		metrics.UploadsInFlight.Dec()
+		metrics.UploadBytesInFlight.Sub(float64(body.n))
+	}()
 	s, err := h.svc.PutPart(r.Context(), app.Part{
-		Session: chi.URLParam(r, "id"), N: n, Body: r.Body, Length: r.ContentLength,
+		Session: chi.URLParam(r, "id"), N: n, Body: body, Length: r.ContentLength,
 		ContentMD5: r.Header.Get("Content-MD5"), ContentDigest: r.Header.Get("Content-Digest"),
 	})
 	if err != nil {
@@ -119,9 +130,26 @@ func (h *Handlers) part(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// countedBody counts a part's bytes as they arrive, for /metrics.
+type countedBody struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countedBody) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		c.n += int64(n)
+		metrics.UploadBytesInFlight.Add(float64(n))
+		metrics.UploadBytes.Add(float64(n))
+	}
+	return n, err
+}
+
 // download streams an attachment's plaintext; http.ServeContent answers
 // range and conditional requests from the decrypting reader.
 func (h *Handlers) download(w http.ResponseWriter, r *http.Request) error {
+	transport.ExtendDeadlines(w, 0, transport.StreamTimeout)
 	d, err := h.svc.OpenAttachment(r.Context(), chi.URLParam(r, "id"), chi.URLParam(r, "sha256"))
 	if err != nil {
 		return err

@@ -260,7 +260,7 @@ func (s *Service) NotifyWait(ctx context.Context, wait time.Duration) ([]domain.
 	if wait < 0 || wait > MaxWait {
 		return nil, errs.Invalid("wait_seconds must be 0–%d", int(MaxWait/time.Second))
 	}
-	return waitFor(ctx, s.Wakes, wait, func() ([]domain.Pending, bool, error) {
+	return waitFor(ctx, s.Wakes, "notify_wait", wait, func() ([]domain.Pending, bool, error) {
 		out, err := s.Drain(ctx)
 		return out, len(out) > 0, err
 	})

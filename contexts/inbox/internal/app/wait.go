@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/omlhub/oml/platform/auth"
+	"github.com/omlhub/oml/platform/drain"
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/metrics"
 )
 
 // Wait bounds: seed 002's inbox_wait waits 30 s unless told, 60 s at most.
@@ -34,7 +36,7 @@ func (s *Service) InboxWait(ctx context.Context, q InboxQuery, wait time.Duratio
 	if own {
 		q.Actor = cmp.Or(c.Principal, c.KeyID)
 	}
-	return waitFor(ctx, s.Wakes, wait, func() (InboxPage, bool, error) {
+	return waitFor(ctx, s.Wakes, "inbox_wait", wait, func() (InboxPage, bool, error) {
 		page, err := s.Inbox(ctx, q)
 		return page, len(page.Items) > 0, err
 	})
@@ -42,10 +44,13 @@ func (s *Service) InboxWait(ctx context.Context, q InboxQuery, wait time.Duratio
 
 // waitFor reads until read finds something, fails, or wait has passed,
 // reading again on every wake-up and at least every RecheckEvery; a
-// cancelled ctx ends the wait with the last read. It subscribes before the
-// first read, so a write that lands between a read and the wait still
-// wakes it. wait 0 reads once.
-func waitFor[T any](ctx context.Context, wakes Wakes, wait time.Duration, read func() (T, bool, error)) (T, error) {
+// cancelled ctx, or the replica starting to drain, ends the wait with the
+// last read (the client asks again, on another replica). It subscribes
+// before the first read, so a write that lands between a read and the wait
+// still wakes it. wait 0 reads once. kind labels the parked-waits gauge.
+func waitFor[T any](ctx context.Context, wakes Wakes, kind string, wait time.Duration, read func() (T, bool, error)) (T, error) {
+	parked := metrics.LongPolls.WithLabelValues(kind)
+	draining := drain.Done(ctx)
 	var wake <-chan string
 	if wakes != nil {
 		var stop func()
@@ -60,13 +65,20 @@ func waitFor[T any](ctx context.Context, wakes Wakes, wait time.Duration, read f
 			return got, err
 		}
 		timer := time.NewTimer(min(left, RecheckEvery))
+		parked.Inc()
 		select {
 		case <-wake:
 		case <-timer.C:
 		case <-ctx.Done():
+			parked.Dec()
+			timer.Stop()
+			return got, nil
+		case <-draining:
+			parked.Dec()
 			timer.Stop()
 			return got, nil
 		}
+		parked.Dec()
 		timer.Stop()
 	}
 }

@@ -158,3 +158,9 @@ func itemFromRow(row dbsqlc.InboxItem) domain.Item {
 	}
 	return it
 }
+
+// OldestDue is the deadline of the open item due longest at now, now when
+// none is (for /metrics).
+func (r *Repository) OldestDue(ctx context.Context, now time.Time) (time.Time, error) {
+	return r.q.ItemsOldestDue(ctx, r.conn(ctx), now)
+}

@@ -964,6 +964,51 @@ func (q *Queries) EvidenceClaims(ctx context.Context, db DBTX, arg EvidenceClaim
 	return items, nil
 }
 
+const heldDepthByTenant = `-- name: HeldDepthByTenant :many
+SELECT tenant_id, count(*)::bigint AS depth FROM admission.artifacts WHERE state = 'held' GROUP BY tenant_id
+`
+
+type HeldDepthByTenantRow struct {
+	TenantID string
+	Depth    int64
+}
+
+// The review queue's depth per tenant, for /metrics (an index-only scan
+// of artifacts_held).
+func (q *Queries) HeldDepthByTenant(ctx context.Context, db DBTX) ([]HeldDepthByTenantRow, error) {
+	rows, err := db.Query(ctx, heldDepthByTenant)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []HeldDepthByTenantRow
+	for rows.Next() {
+		var i HeldDepthByTenantRow
+		if err := rows.Scan(&i.TenantID, &i.Depth); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const heldOldestDue = `-- name: HeldOldestDue :one
+SELECT coalesce(min(held_expires_at), $1::timestamptz)::timestamptz AS due FROM admission.artifacts
+WHERE state = 'held' AND held_expires_at <= $1::timestamptz
+`
+
+// The expiry of the held item that has been due longest (@now when none
+// is), for the sweeper's lag in /metrics.
+func (q *Queries) HeldOldestDue(ctx context.Context, db DBTX, now time.Time) (time.Time, error) {
+	row := db.QueryRow(ctx, heldOldestDue, now)
+	var due time.Time
+	err := row.Scan(&due)
+	return due, err
+}
+
 const pageByVersion = `-- name: PageByVersion :one
 SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts
 WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind IN ('page', 'document') AND state = 'promoted'

@@ -412,6 +412,20 @@ func (q *Queries) ItemsNewest(ctx context.Context, db DBTX, arg ItemsNewestParam
 	return items, nil
 }
 
+const itemsOldestDue = `-- name: ItemsOldestDue :one
+SELECT coalesce(min(expires_at), $1::timestamptz)::timestamptz AS due FROM inbox.items
+WHERE status = 'open' AND expires_at IS NOT NULL AND expires_at <= $1::timestamptz
+`
+
+// The deadline of the open item that has been due longest (@now when none
+// is), for the sweeper's lag in /metrics.
+func (q *Queries) ItemsOldestDue(ctx context.Context, db DBTX, now time.Time) (time.Time, error) {
+	row := db.QueryRow(ctx, itemsOldestDue, now)
+	var due time.Time
+	err := row.Scan(&due)
+	return due, err
+}
+
 const itemsOpenCount = `-- name: ItemsOpenCount :one
 SELECT count(*) FROM inbox.items
 WHERE tenant_id = $1 AND asker_principal_id = $2 AND workarea_id = $3 AND status = 'open'
