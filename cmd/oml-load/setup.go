@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The run's keys: two writers (authors) and two reviewers.
+const (
+	writers   = 2
+	reviewers = 2
+)
+
+// setup creates the run's workarea under the tenant's root, its writer
+// and reviewer keys and their grants, and notes the journal's head.
+func setup(ctx context.Context, c *cluster, admin string) (fixture, error) {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	fx := fixture{RunID: hex.EncodeToString(b[:])}
+	base := c.urls[0]
+	var who struct {
+		RootWorkarea string `json:"root_workarea"`
+		Role         string `json:"role"`
+	}
+	if o := c.do(ctx, base, "GET", "/v1/whoami", admin, nil, &who); !o.ok() {
+		return fx, fmt.Errorf("whoami: %s", o.label())
+	}
+	var wa struct {
+		ID string `json:"id"`
+	}
+	if o := c.do(ctx, base, "POST", "/v1/workareas", admin, map[string]any{"parent": who.RootWorkarea,
+		"name": "load-" + fx.RunID, "status": "committed"}, &wa); !o.ok() {
+		return fx, fmt.Errorf("create the workarea under %s: %s (the key must be admin on universe)", who.RootWorkarea, o.label())
+	}
+	fx.Workarea = wa.ID
+	issue := func(role string, n int) (string, error) {
+		var k struct {
+			KeyID string `json:"key_id"`
+			Token string `json:"token"`
+		}
+		if o := c.do(ctx, base, "POST", "/v1/keys", admin, map[string]any{"principal": fmt.Sprintf("load-%s-%s-%d", fx.RunID, role, n),
+			"role": "dreamer"}, &k); !o.ok() {
+			return "", fmt.Errorf("issue a key: %s", o.label())
+		}
+		scopes := []string{"reader", "writer"}
+		if role == "reviewer" {
+			scopes = []string{"reader", "dreamer.review"}
+		}
+		for _, s := range scopes {
+			if o := c.do(ctx, base, "POST", "/v1/grants", admin, map[string]any{"key_id": k.KeyID, "workarea": fx.Workarea,
+				"scope": s, "effect": "allow"}, nil); !o.ok() {
+				return "", fmt.Errorf("grant %s: %s", s, o.label())
+			}
+		}
+		return k.Token, nil
+	}
+	for i := range writers {
+		t, err := issue("writer", i)
+		if err != nil {
+			return fx, err
+		}
+		fx.Writers = append(fx.Writers, t)
+	}
+	for i := range reviewers {
+		t, err := issue("reviewer", i)
+		if err != nil {
+			return fx, err
+		}
+		fx.Reviewers = append(fx.Reviewers, t)
+	}
+	var tail struct {
+		HeadSeq int64 `json:"head_seq"`
+	}
+	if o := c.do(ctx, base, "GET", "/v1/events?scope="+url.QueryEscape(fx.Workarea), admin, nil, &tail); !o.ok() {
+		return fx, fmt.Errorf("journal head: %s", o.label())
+	}
+	fx.StartSeq = tail.HeadSeq
+	return fx, nil
+}
+
+// Interval is one -every line.
+type Interval struct {
+	AtS    float64   `json:"at_s"`
+	Ops    int       `json:"ops"`
+	P50ms  float64   `json:"p50_ms"`
+	P99ms  float64   `json:"p99_ms"`
+	RSSMiB []float64 `json:"rss_mib"` // per replica, -1 when /metrics did not answer
+}
+
+// sample prints a line every interval until ctx ends: operations, p50
+// and p99 of the interval, each replica's resident memory.
+func sample(ctx context.Context, c *cluster, st *stats, every time.Duration, w io.Writer) []Interval {
+	var out []Interval
+	start := time.Now()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	fmt.Fprintf(w, "| t s | ops | p50 ms | p99 ms | RSS MiB per replica |\n| ---: | ---: | ---: | ---: | --- |\n")
+	for {
+		select {
+		case <-ctx.Done():
+			return out
+		case <-t.C:
+		}
+		lat := st.takeWindow()
+		iv := Interval{AtS: time.Since(start).Seconds(), Ops: len(lat),
+			P50ms: float64(quantile(lat, .5).Microseconds()) / 1000, P99ms: float64(quantile(lat, .99).Microseconds()) / 1000}
+		var rss []string
+		for _, u := range c.urls {
+			v := residentMiB(ctx, c.http, u)
+			iv.RSSMiB = append(iv.RSSMiB, v)
+			rss = append(rss, strconv.FormatFloat(v, 'f', 1, 64))
+		}
+		out = append(out, iv)
+		fmt.Fprintf(w, "| %.0f | %d | %.1f | %.1f | %s |\n", iv.AtS, iv.Ops, iv.P50ms, iv.P99ms, strings.Join(rss, " "))
+	}
+}
+
+// residentMiB reads process_resident_memory_bytes from a replica's
+// /metrics (-1 when it does not answer).
+func residentMiB(ctx context.Context, hc *http.Client, base string) float64 {
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/metrics", nil)
+	if err != nil {
+		return -1
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "process_resident_memory_bytes "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return f / (1 << 20)
+			}
+		}
+	}
+	return -1
+}
