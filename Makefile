@@ -6,7 +6,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 GO ?= go
 
-.PHONY: help run test build bench eval generate verify lint db/reset clean
+.PHONY: help run test build bench fuzz eval generate verify lint db/reset clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z/_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -22,6 +22,9 @@ build: ## build oml-server and oml into bin/
 
 bench: ## run the benchmarks and print the tables for docs/BENCHMARKS.md
 	@scripts/bench.sh
+
+fuzz: ## run every fuzz target for FUZZTIME (default 60s) and print the table for docs/BENCHMARKS.md
+	@scripts/fuzz.sh
 
 eval: ## score recall on the Cranfield collection and write the table into docs/BENCHMARKS.md
 	@scripts/eval.sh

@@ -54,7 +54,7 @@ func setupBench(b *testing.B) *benchEnv {
 	return bench
 }
 
-func newBenchEnv(b *testing.B) (*benchEnv, error) {
+func newBenchEnv(b testing.TB) (*benchEnv, error) {
 	ctx := context.Background()
 	tuneGC(os.Getenv) // as serve does
 	url := pgtest.NewURL(b)

@@ -89,10 +89,10 @@ func readQrels(path string) (map[int]map[int]float64, error) {
 	return out, nil
 }
 
-type metrics struct{ ndcg, recall, mrr float64 }
+type scores struct{ ndcg, recall, mrr float64 }
 
-func score(ranked []int, rel map[int]float64, k int) metrics {
-	var m metrics
+func score(ranked []int, rel map[int]float64, k int) scores {
+	var m scores
 	var dcg float64
 	hits := 0
 	for i, d := range ranked[:min(k, len(ranked))] {
@@ -177,7 +177,7 @@ func BenchmarkCranfield(b *testing.B) {
 	fmt.Printf("\n| mode | nDCG@10 | recall@10 | MRR | queries |\n| --- | ---: | ---: | ---: | ---: |\n")
 	for _, mode := range modes {
 		m := e.app.retrieval.WithRanking(mode.ft, mode.vec, mode.feedback)
-		var sum metrics
+		var sum scores
 		n := 0
 		for i, q := range queries {
 			rel := qrels[i+1]

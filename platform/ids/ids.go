@@ -47,7 +47,9 @@ func New(p Prefix) string {
 // Has reports whether s is a well-formed identifier of kind p.
 func Has(p Prefix, s string) bool {
 	rest, ok := strings.CutPrefix(s, string(p)+"_")
-	if !ok || len(rest) != ulid.EncodedSize {
+	if !ok || len(rest) != ulid.EncodedSize || strings.ToUpper(rest) != rest {
+		// Ids are minted upper case and stored so; the ULID parser would
+		// take a lower-case spelling that no row has (found by FuzzHas).
 		return false
 	}
 	_, err := ulid.ParseStrict(rest)

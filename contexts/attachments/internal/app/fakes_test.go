@@ -234,7 +234,7 @@ type bundle struct {
 
 // setup returns a service on the fakes and a file blob store in a
 // temporary directory; maxOpen bounds open sessions per key.
-func setup(t *testing.T) bundle {
+func setup(t testing.TB) bundle {
 	t.Helper()
 	master := make([]byte, 32)
 	_, _ = rand.Read(master)

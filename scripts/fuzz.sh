@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# make fuzz: run every Go fuzz target for FUZZTIME each (default 60s), one
+# after the other, against the private Postgres (the surface fuzzers drive
+# the assembled server on a real database), and print a table of what each
+# ran. A crasher is written under the target's testdata/fuzz/ and fails the
+# run: commit it, fix the bug, and it stays as a regression test (make
+# test runs every committed corpus). FUZZ=regexp picks targets by name.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/services.sh
+
+services_up pg
+FUZZTIME=${FUZZTIME:-60s}
+mkdir -p var/fuzz
+echo "| target | package | execs | new corpus entries | result |"
+echo "| --- | --- | ---: | ---: | --- |"
+fail=0
+while read -r file name; do
+	[[ -z ${FUZZ:-} || $name =~ $FUZZ ]] || continue
+	pkg=./$(dirname "$file")
+	log=var/fuzz/$name.log
+	if go test -run '^$' -fuzz "^$name\$" -fuzztime "$FUZZTIME" "$pkg" >"$log" 2>&1; then
+		result=ok
+	else
+		result="FAILED (see $log)"
+		fail=1
+	fi
+	last=$(grep -E '^fuzz: elapsed' "$log" | tail -1 || true)
+	execs=$(sed -nE 's/.*execs: ([0-9]+).*/\1/p' <<<"$last")
+	interesting=$(sed -nE 's/.*new interesting: ([0-9]+).*/\1/p' <<<"$last")
+	echo "| $name | ${pkg#./} | ${execs:-?} | ${interesting:-?} | $result |"
+done < <(grep -rlE '^func Fuzz[A-Za-z0-9_]+\(f \*testing\.F\)' --include='*_test.go' contexts platform cmd web |
+	sort | xargs grep -hoE '^func Fuzz[A-Za-z0-9_]+' /dev/null --with-filename |
+	sed -E 's/:func / /')
+exit $fail
