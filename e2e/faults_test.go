@@ -49,7 +49,7 @@ func (s *server) setEnv(name, value string) {
 func loadInBackground(t testing.TB, admin string, urls []string, args ...string) <-chan loadOutcome {
 	ch := make(chan loadOutcome, 1)
 	go func() {
-		res, err, out := runLoad(t, admin, urls, args...)
+		res, out, err := runLoad(t, admin, urls, args...)
 		ch <- loadOutcome{res, err, out}
 	}()
 	return ch

@@ -33,7 +33,7 @@ type loadResult struct {
 
 // runLoad runs oml-load against urls with args and decodes its result;
 // the run's exit status is returned with it.
-func runLoad(t testing.TB, admin string, urls []string, args ...string) (loadResult, error, string) {
+func runLoad(t testing.TB, admin string, urls []string, args ...string) (loadResult, string, error) {
 	t.Helper()
 	cmd := exec.Command(bins.load, append([]string{"-urls", strings.Join(urls, ","), "-key", admin, "-json"}, args...)...)
 	var stdout, stderr bytes.Buffer
@@ -43,7 +43,7 @@ func runLoad(t testing.TB, admin string, urls []string, args ...string) (loadRes
 	if jerr := json.Unmarshal(stdout.Bytes(), &res); jerr != nil {
 		t.Fatalf("oml-load output (%v): %v\n%s\n%s", err, jerr, stdout.String(), stderr.String())
 	}
-	return res, err, stdout.String()
+	return res, stdout.String(), err
 }
 
 // TestLoadThreeReplicas: 30 seconds of the full mix on three replicas of
@@ -53,7 +53,7 @@ func TestLoadThreeReplicas(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, "OML_REPLICAS=3")
 	urls := []string{s.URL, s.replica(t).URL, s.replica(t).URL}
-	res, err, out := runLoad(t, s.AdminKey, urls, "-duration", "30s", "-concurrency", "6")
+	res, out, err := runLoad(t, s.AdminKey, urls, "-duration", "30s", "-concurrency", "6")
 	if err != nil {
 		t.Fatalf("oml-load: %v\n%s", err, out)
 	}

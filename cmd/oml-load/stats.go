@@ -72,8 +72,6 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 	return sorted[i]
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
-
 // OpReport is one operation's line of the report.
 type OpReport struct {
 	Op       string         `json:"op"`
