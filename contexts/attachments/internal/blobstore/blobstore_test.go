@@ -47,6 +47,29 @@ func TestS3Store(t *testing.T) {
 	storetest.Run(t, testS3(t), "t1")
 }
 
+// TestS3ReplicasCreateTheBucketTogether: replicas starting at once race
+// to create a missing bucket; every one of them opens the store (the
+// losers hear BucketAlreadyOwnedByYou, found by the soak).
+func TestS3ReplicasCreateTheBucketTogether(t *testing.T) {
+	testS3(t) // fails when there is no S3
+	bucket := "oml-race-" + strings.ToLower(ids.Suffix(ids.New(ids.Request)))
+	errc := make(chan error, 4)
+	for range 4 {
+		go func() {
+			_, err := blobstore.NewS3(context.Background(), blobstore.S3Config{
+				Bucket: bucket, Endpoint: os.Getenv("OML_TEST_S3_ENDPOINT"), Region: "us-east-1",
+				AccessKey: os.Getenv("AWS_ACCESS_KEY_ID"), SecretKey: os.Getenv("AWS_SECRET_ACCESS_KEY"),
+			})
+			errc <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errc; err != nil {
+			t.Fatalf("a replica could not open the store another was creating: %v", err)
+		}
+	}
+}
+
 func TestS3UnavailableIsTyped(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

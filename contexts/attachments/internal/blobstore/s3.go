@@ -64,7 +64,10 @@ func NewS3(ctx context.Context, c S3Config) (*S3, error) {
 		if !isNotFound(err) {
 			return nil, fmt.Errorf("blob store bucket %s: %w", c.Bucket, classify(err))
 		}
-		if _, err := s.client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &s.bucket}); err != nil {
+		// Replicas starting together race to create it: the loser's
+		// BucketAlreadyOwnedByYou means the bucket is there.
+		var owned *types.BucketAlreadyOwnedByYou
+		if _, err := s.client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &s.bucket}); err != nil && !errors.As(err, &owned) {
 			return nil, fmt.Errorf("blob store: create bucket %s: %w", c.Bucket, classify(err))
 		}
 	}
