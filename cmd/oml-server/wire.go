@@ -611,10 +611,6 @@ func (a retrievalAccess) Paths(ctx context.Context, ids []string) (map[string]st
 	return a.m.Paths(ctx, ids)
 }
 
-// readiness: the database answers and its schema is this binary's. When
-// the schema catches up after the server started (migrate ran later), the
-// pool is reset once so every connection registers the types the
-// migrations created (pgvector's).
 // pdfSandbox parses PDFs in a child process of this binary (its hidden
 // extract-pdf command); without a path to the binary, nil parses in
 // process, and the log says so.
@@ -629,7 +625,9 @@ func pdfSandbox(log *slog.Logger) attachments.PDFSandbox {
 
 // readiness is /readyz: false while the replica drains, while the
 // database does not answer or its schema is not this binary's, and while
-// the blob store does not answer.
+// the blob store does not answer. When the schema catches up after the
+// server started (migrate ran later), the pool is reset once so every
+// connection registers the types the migrations created (pgvector's).
 type readiness struct {
 	db       *pg.DB
 	runner   *migrate.Runner
