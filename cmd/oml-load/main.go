@@ -57,6 +57,7 @@ type options struct {
 	maxErrors   int
 	json        bool
 	seed        int
+	plot        string
 }
 
 // Result is what -json prints.
@@ -84,6 +85,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.every, "every", 0, "print a line per interval (p50, p99, replicas' RSS); 0: none")
 	fs.IntVar(&o.maxErrors, "max-errors", 0, "operations that may end in a 5xx or a transport error (injected faults)")
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON")
+	fs.StringVar(&o.plot, "plot", "", "write an SVG of p99, p50 and each replica's RSS over time to this file (needs -every)")
 	fs.IntVar(&o.seed, "seed", 1, "random seed of the mix")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -194,6 +196,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	res.Ops = reportOps(st.snapshot())
 	res.Errors = fiveXX(res.Ops)
 	res.Intervals = intervals
+	if o.plot != "" {
+		if err := writePlot(o.plot, o, intervals); err != nil {
+			fmt.Fprintln(stderr, "oml-load:", err)
+		}
+	}
 
 	// The check runs on a fresh context: an interrupted run is checked too.
 	chk, err := check(context.WithoutCancel(ctx), c, o.key, fx, led)

@@ -115,7 +115,10 @@ func sample(ctx context.Context, c *cluster, st *stats, every time.Duration, w i
 			P50ms: float64(quantile(lat, .5).Microseconds()) / 1000, P99ms: float64(quantile(lat, .99).Microseconds()) / 1000}
 		var rss []string
 		for _, u := range c.urls {
-			v := residentMiB(ctx, c.http, u)
+			// The last tick may come as the run ends: read it anyway.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			v := residentMiB(rctx, c.http, u)
+			cancel()
 			iv.RSSMiB = append(iv.RSSMiB, v)
 			rss = append(rss, strconv.FormatFloat(v, 'f', 1, 64))
 		}
