@@ -115,6 +115,7 @@ func startServer(t testing.TB, extraEnv ...string) *server {
 		// No load balancer to wait for: stop at once (the drain test sets
 		// its own delay).
 		"OML_DRAIN_DELAY=0",
+		"OML_METRICS_TOKEN=" + metricsToken,
 		"OML_BLOB_STORE=s3://" + s.Bucket + "?endpoint=" + endpoint + "&region=us-east-1",
 		"AWS_ACCESS_KEY_ID=" + os.Getenv("AWS_ACCESS_KEY_ID"), "AWS_SECRET_ACCESS_KEY=" + os.Getenv("AWS_SECRET_ACCESS_KEY"),
 	}, extraEnv...)

@@ -23,9 +23,17 @@ import (
 // histograms by count).
 type scraped map[string]*dto.MetricFamily
 
+// metricsToken is every test server's OML_METRICS_TOKEN.
+const metricsToken = "e2e-metrics-token-0123456789abcdef"
+
 func (s *server) scrape(t testing.TB) scraped {
 	t.Helper()
-	resp, err := http.Get(s.URL + "/metrics")
+	req, err := http.NewRequest("GET", s.URL+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+metricsToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,6 +235,27 @@ func TestMetrics(t *testing.T) {
 	s.waitMetric(t, "the expiry sweep ran", "oml_sweeper_runs_total", func(v float64) bool { return v >= 1 }, "sweep", "held_expiry", "outcome", "ok")
 	s.waitMetric(t, "the overdue item swept", "oml_sweeper_items_total", func(v float64) bool { return v >= 1 }, "sweep", "held_expiry")
 	s.waitMetric(t, "no item overdue", "oml_sweeper_lag_seconds", func(v float64) bool { return v == 0 }, "sweep", "held_expiry")
+}
+
+// TestMetricsToken: on the main listener /metrics answers only the
+// operator's token (it names tenants), and nothing at all without one.
+func TestMetricsToken(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	for _, auth := range []string{"", "Bearer ", "Bearer " + metricsToken + "x", "Bearer " + metricsToken[:len(metricsToken)-1],
+		"Basic " + metricsToken, "Bearer " + s.AdminKey} {
+		r := s.do(t, "GET", "/metrics", "", nil, "Authorization", auth)
+		if r.Status != 401 || r.code() != "auth.invalid_key" || strings.Contains(string(r.Body), "oml_ready") {
+			t.Fatalf("/metrics with %q: %d %s", auth, r.Status, r.Body)
+		}
+	}
+	if got := s.scrape(t); got.value("oml_ready") < 0 {
+		t.Fatal("/metrics with the token has no oml_ready")
+	}
+	bare := startServer(t, "OML_METRICS_TOKEN=")
+	if r := bare.do(t, "GET", "/metrics", metricsToken, nil); r.Status != 404 || r.code() != "request.not_found" {
+		t.Fatalf("/metrics without a configured token: %d %s", r.Status, r.Body)
+	}
 }
 
 // TestMetricsListen: with OML_METRICS_LISTEN the families are served on

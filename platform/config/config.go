@@ -37,6 +37,10 @@ type Config struct {
 	// MetricsListen, when set, serves /metrics on its own listener
 	// instead of the main one (OML_METRICS_LISTEN).
 	MetricsListen string
+	// MetricsToken, when set and MetricsListen is not, serves /metrics on
+	// the main listener to a bearer of this token (OML_METRICS_TOKEN, at
+	// least 32 printable characters). With neither, /metrics is not served.
+	MetricsToken  string
 	LogLevel      slog.Level    // OML_LOG_LEVEL: debug, info, warn, error
 	LogFormat     string        // OML_LOG_FORMAT: text or json
 	MaxTextBytes  int           // OML_MAX_TEXT_BYTES: bound on a claim's text
@@ -165,6 +169,10 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 	}
 	c.MetricsListen = getenv("OML_METRICS_LISTEN")
+	c.MetricsToken = getenv("OML_METRICS_TOKEN")
+	if t := c.MetricsToken; t != "" && (len(t) < 32 || strings.IndexFunc(t, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0) {
+		bad("OML_METRICS_TOKEN", "want at least 32 printable ASCII characters without spaces (such as the output of openssl rand -hex 32), got %d characters", len(t))
+	}
 	c.ServeTTL = durationOr(getenv, "OML_SERVE_TTL", 15*time.Minute, bad)
 	c.WebSessionTTL = durationOr(getenv, "OML_WEB_SESSION_TTL", 12*time.Hour, bad)
 	c.ReadLogRetention = retentionOr(getenv, "OML_READ_LOG_RETENTION", 365*24*time.Hour, bad)
@@ -289,6 +297,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 		slog.Duration("drain_delay", c.DrainDelay),
 		slog.String("metrics_listen", c.MetricsListen),
+		slog.String("metrics_token", mask(c.MetricsToken)),
 		slog.Int("max_text_bytes", c.MaxTextBytes),
 		slog.Duration("serve_ttl", c.ServeTTL),
 		slog.Duration("web_session_ttl", c.WebSessionTTL),

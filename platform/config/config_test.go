@@ -36,6 +36,10 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		"log level":  {"OML_LOG_LEVEL": "loud"},
 		"shutdown":   {"OML_SHUTDOWN_TIMEOUT": "-1s"},
 		"embeddings": {"OML_EMBEDDINGS_URL": "http://x"},
+		"drain":      {"OML_DRAIN_DELAY": "6m"},
+		"lease":      {"OML_UPLOAD_LEASE_TTL": "5s"},
+		"token":      {"OML_METRICS_TOKEN": "short"},
+		"token ws":   {"OML_METRICS_TOKEN": "0123456789abcdef 0123456789abcdef"},
 	}
 	for name, m := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -55,6 +59,7 @@ func TestSecretsMasked(t *testing.T) {
 		"OML_EMBEDDINGS_MODEL":   "m",
 		"OML_EMBEDDINGS_DIM":     "8",
 		"OML_EMBEDDINGS_API_KEY": "sk-secret",
+		"OML_METRICS_TOKEN":      "metrics-secret-0123456789abcdef0123",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +67,7 @@ func TestSecretsMasked(t *testing.T) {
 	var b strings.Builder
 	slog.New(slog.NewTextHandler(&b, nil)).Info("config", "config", c)
 	out := b.String()
-	for _, secret := range []string{"hunter2", "sk-secret"} {
+	for _, secret := range []string{"hunter2", "sk-secret", "metrics-secret"} {
 		if strings.Contains(out, secret) {
 			t.Fatalf("log leaks %q: %s", secret, out)
 		}

@@ -3,6 +3,8 @@ package transport
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"io"
 	"log/slog"
 	"net/http"
@@ -279,6 +281,25 @@ func Bearer(h string) (token string, ok bool) {
 	}
 	token = strings.TrimSpace(token)
 	return token, token != ""
+}
+
+// requireToken admits only a bearer of token (compared in constant time,
+// as digests so the length is not timed either); anything else is one
+// auth.invalid_key answer.
+func requireToken(token string) func(http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(token))
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			got, ok := Bearer(r.Header.Get("Authorization"))
+			sum := sha256.Sum256([]byte(got))
+			if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+				Error(w, r, errs.New(errs.AuthInvalid, "/metrics answers only the operator's OML_METRICS_TOKEN",
+					"send Authorization: Bearer <OML_METRICS_TOKEN>"))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 // checkOrigin refuses browser requests from origins other than the

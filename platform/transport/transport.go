@@ -58,10 +58,12 @@ type Options struct {
 	AllowedOrigins  []string
 	// Ready reports whether the server can take traffic (/readyz).
 	Ready func(ctx context.Context) error
-	// Metrics, when set, is served at GET /metrics without a key (an
-	// operator's scraper; see docs/OPERATIONS.md for keeping it private).
-	Metrics http.Handler
-	Name    string
+	// Metrics, when set with MetricsToken, is served at GET /metrics to a
+	// bearer of that token (an operator's scraper, not a tenant's key; see
+	// docs/OPERATIONS.md). Without a token it is not served here.
+	Metrics      http.Handler
+	MetricsToken string
+	Name         string
 	// Trailer, when set, adds a member to every successful tool result
 	// (see [Trailer]).
 	Trailer *Trailer
@@ -145,8 +147,8 @@ func New(opts Options, modules ...Module) http.Handler {
 		metrics.Ready.Set(1)
 		WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
-	if opts.Metrics != nil {
-		r.With(refuseBadURL).Get("/metrics", opts.Metrics.ServeHTTP)
+	if opts.Metrics != nil && opts.MetricsToken != "" {
+		r.With(refuseBadURL, requireToken(opts.MetricsToken)).Get("/metrics", opts.Metrics.ServeHTTP)
 	}
 
 	r.Route("/mcp", func(r chi.Router) {
