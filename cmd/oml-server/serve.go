@@ -87,7 +87,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	// return at once (their clients ask again elsewhere) while writes
 	// finish.
 	draining := make(chan struct{})
-	srv := newServer(a.handler, drain.With(context.WithoutCancel(ctx), draining))
+	// Requests outlive the signal (they finish during the drain) but not
+	// the grace period: base is cancelled when it ends.
+	base, cancelBase := context.WithCancel(drain.With(context.WithoutCancel(ctx), draining))
+	defer cancelBase()
+	srv := newServer(a.handler, base)
 	errc := make(chan error, 2)
 	var metricsSrv *http.Server
 	if cfg.MetricsListen != "" {
@@ -115,6 +119,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	// the replica out), then stop accepting and let in-flight requests
 	// finish; each releases its own upload lease as it ends.
 	a.ready.draining.Store(true)
+	metrics.Ready.Set(0)
 	close(draining)
 	log.InfoContext(ctx, "draining", "delay", cfg.DrainDelay, "timeout", cfg.ShutdownTimeout)
 	time.Sleep(cfg.DrainDelay)
@@ -124,7 +129,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		defer func() { _ = metricsSrv.Shutdown(sctx) }()
 	}
 	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+		// Requests still running: cancel them (each rolls its transaction
+		// back and releases its upload lease) and close their connections.
+		cancelBase()
+		_ = srv.Close()
+		return fmt.Errorf("shutdown: requests still running after OML_SHUTDOWN_TIMEOUT (%s) were cancelled: %w", cfg.ShutdownTimeout, err)
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -168,7 +169,10 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 		ReciprocalRate: cfg.ReciprocalRate})
 	modules := []transport.Module{acc, adm, lin, ret, att, inb, ses, kb, docs, aud}
 	if cfg.MetricsListen == "" {
-		opts.Metrics = scrape
+		opts.Metrics, opts.MetricsToken = scrape, cfg.MetricsToken
+		if cfg.MetricsToken == "" {
+			log.Info("/metrics is not served: set OML_METRICS_LISTEN (a private listener) or OML_METRICS_TOKEN")
+		}
 	}
 	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, idempotency: idem, listener: listener,
 		handler: transport.New(opts, modules...), surface: opts, modules: modules, ready: ready, metrics: scrape}, nil
@@ -620,7 +624,19 @@ func pdfSandbox(log *slog.Logger) attachments.PDFSandbox {
 		log.Warn("PDF review material is parsed in process: the server's binary was not found", "error", err)
 		return nil
 	}
-	return attachments.SubprocessPDF(nil, exe, pdfChildCommand)
+	return logFailures(attachments.SubprocessPDF(nil, exe, pdfChildCommand), log)
+}
+
+// logFailures logs a sandbox child's failure (its exit status and
+// stderr); the reviewer's material says only that the parser stopped.
+func logFailures[M any](sandbox func(context.Context, []byte) (M, error), log *slog.Logger) func(context.Context, []byte) (M, error) {
+	return func(ctx context.Context, pdf []byte) (M, error) {
+		m, err := sandbox(ctx, pdf)
+		if err != nil && ctx.Err() == nil {
+			log.WarnContext(ctx, "PDF sandbox: the child failed", "error", err)
+		}
+		return m, err
+	}
 }
 
 // readiness is /readyz: false while the replica drains, while the
@@ -634,13 +650,33 @@ type readiness struct {
 	store    attachments.Store
 	draining atomic.Bool
 	behind   atomic.Bool
+	// The last probe of the dependencies and when it ran: probes within
+	// readyFor of it share its answer (and wait for a running one), so a
+	// flood of anonymous /readyz calls costs the database and the store
+	// one probe a second.
+	mu   sync.Mutex
+	at   time.Time
+	last error
 }
+
+const readyFor = time.Second
 
 func (r *readiness) check(ctx context.Context) error {
 	if r.draining.Load() {
 		return errs.Retry(errs.Unavailable, "readiness: a draining replica takes no new traffic", 5*time.Second, "the replica is shutting down")
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.at.IsZero() && time.Since(r.at) < readyFor {
+		return r.last
+	}
+	r.last = r.probe(ctx)
+	r.at = time.Now()
+	return r.last
+}
+
+func (r *readiness) probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	if err := r.db.Pool.Ping(ctx); err != nil {
 		return errs.Retry(errs.Unavailable, "readiness: the database must answer", 5*time.Second, "database unreachable")

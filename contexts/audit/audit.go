@@ -242,6 +242,7 @@ func (m *Module) segment(ctx context.Context, tenant string, q Query, in map[str
 
 // export is GET /v1/evidence?workarea=&from=&to=: the file itself.
 func (m *Module) export(w http.ResponseWriter, r *http.Request) error {
+	transport.ExtendDeadlines(w, transport.StreamTimeout, transport.StreamTimeout)
 	params, err := transport.Query(r, "workarea", "from", "to")
 	if err != nil {
 		return err

@@ -7,13 +7,16 @@ import (
 
 // Server timeouts (cmd/oml-server sets them on its http.Server). Every
 // request is bounded in time as well as size: a header must arrive within
-// ReadHeaderTimeout, a body within ReadTimeout, and the answer be written
-// within WriteTimeout, which leaves room for the longest long-poll
-// (60 s). The routes that stream large bodies extend their own deadlines
-// to StreamTimeout with [ExtendDeadlines].
+// ReadHeaderTimeout, the body within ReadTimeout and the answer be written
+// within WriteTimeout, both counted from the request's start. net/http
+// also cancels a request's context when its read deadline passes, body
+// read or not, so ReadTimeout bounds the whole request: both leave room
+// for the longest long-poll (60 s). The routes that stream large bodies
+// (an upload part, a download, the evidence export) extend both to
+// StreamTimeout with [ExtendDeadlines].
 const (
 	ReadHeaderTimeout = 10 * time.Second
-	ReadTimeout       = time.Minute
+	ReadTimeout       = 90 * time.Second
 	WriteTimeout      = 90 * time.Second
 	IdleTimeout       = 2 * time.Minute
 	StreamTimeout     = 10 * time.Minute

@@ -66,7 +66,9 @@ func From(ctx context.Context, mediaType string, r io.ReaderAt, size int64, sand
 	}
 	buf := make([]byte, min(size, MaxText))
 	if _, err := r.ReadAt(buf, 0); err != nil && err != io.EOF {
-		return Material{Kind: KindOpaque, Note: "could not read the attachment: " + err.Error()}
+		// The store's error names objects and endpoints: not for the
+		// reviewer.
+		return Material{Kind: KindOpaque, Note: "could not read the attachment"}
 	}
 	return text(KindText, buf, size > MaxText)
 }
@@ -92,7 +94,9 @@ func fromPDF(ctx context.Context, r io.ReaderAt, size int64, sandbox Sandbox) Ma
 	}
 	data := make([]byte, size)
 	if _, err := r.ReadAt(data, 0); err != nil && err != io.EOF {
-		return Material{Kind: KindOpaque, Note: "could not read the attachment: " + err.Error()}
+		// The store's error names objects and endpoints: not for the
+		// reviewer.
+		return Material{Kind: KindOpaque, Note: "could not read the attachment"}
 	}
 	if sandbox == nil {
 		return inProcess(data)
@@ -104,9 +108,12 @@ func fromPDF(ctx context.Context, r io.ReaderAt, size int64, sandbox Sandbox) Ma
 		if ctx.Err() != nil {
 			return Material{Kind: KindOpaque, Note: "PDF text extraction took too long (at most " + PDFTimeout.String() + ")"}
 		}
-		return Material{Kind: KindOpaque, Note: "PDF text extraction failed: the parser stopped (" + err.Error() + ")"}
+		// The child's error (its stderr: a stack trace, paths) is the
+		// sandbox's to log; the reviewer reads a fixed note.
+		return Material{Kind: KindOpaque, Note: "PDF text extraction failed: the parser stopped"}
 	}
-	if len(m.Text) > MaxText || !utf8.ValidString(m.Text) || m.Kind != KindPDF && m.Kind != KindOpaque {
+	if len(m.Text) > MaxText || !utf8.ValidString(m.Text) || len(m.Note) > 1024 || !utf8.ValidString(m.Note) ||
+		m.Kind != KindPDF && m.Kind != KindOpaque {
 		return Material{Kind: KindOpaque, Note: "PDF text extraction failed: the parser's answer is malformed"}
 	}
 	return m

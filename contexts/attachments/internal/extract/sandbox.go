@@ -24,6 +24,7 @@ const (
 	childStack  = 64 << 20 // a deeper recursion is a crafted file: the child dies, not the server
 	childMemory = 1 << 30  // soft limit for the child's heap
 	childAS     = 4 << 30  // hard limit on the child's address space
+	childFiles  = 16       // open files
 	// MaxSandboxes is how many children parse at once per replica.
 	MaxSandboxes = 2
 )
@@ -71,6 +72,8 @@ func RunChild(in io.Reader, out io.Writer) error {
 	_ = syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: childAS, Max: childAS})
 	cpu := uint64(PDFTimeout/time.Second) + 1
 	_ = syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: cpu, Max: cpu})
+	// stdin, stdout, stderr and the runtime's own: the parser opens none.
+	_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: childFiles, Max: childFiles})
 	data, err := io.ReadAll(io.LimitReader(in, MaxPDF+1))
 	if err != nil {
 		return err

@@ -149,7 +149,9 @@ func (c *countedBody) Read(p []byte) (int, error) {
 // download streams an attachment's plaintext; http.ServeContent answers
 // range and conditional requests from the decrypting reader.
 func (h *Handlers) download(w http.ResponseWriter, r *http.Request) error {
-	transport.ExtendDeadlines(w, 0, transport.StreamTimeout)
+	// Both deadlines: net/http cancels a request's context when the read
+	// deadline passes, even after the body was read.
+	transport.ExtendDeadlines(w, transport.StreamTimeout, transport.StreamTimeout)
 	d, err := h.svc.OpenAttachment(r.Context(), chi.URLParam(r, "id"), chi.URLParam(r, "sha256"))
 	if err != nil {
 		return err
