@@ -17,6 +17,9 @@ type loadResult struct {
 		Retried  int            `json:"retried"`
 		Outcomes map[string]int `json:"outcomes"`
 	} `json:"ops"`
+	Fixture struct {
+		Corpus string `json:"corpus"`
+	} `json:"fixture"`
 	Errors int `json:"errors"`
 	Check  struct {
 		Remembered     int      `json:"remembered"`
@@ -35,7 +38,7 @@ type loadResult struct {
 // the run's exit status is returned with it.
 func runLoad(t testing.TB, admin string, urls []string, args ...string) (loadResult, string, error) {
 	t.Helper()
-	cmd := exec.Command(bins.load, append([]string{"-urls", strings.Join(urls, ","), "-key", admin, "-json"}, args...)...)
+	cmd := exec.Command(bins.load, append([]string{"-urls", strings.Join(urls, ","), "-key", admin, "-metrics-token", metricsToken, "-json"}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -53,9 +56,17 @@ func TestLoadThreeReplicas(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, "OML_REPLICAS=3")
 	urls := []string{s.URL, s.replica(t).URL, s.replica(t).URL}
-	res, out, err := runLoad(t, s.AdminKey, urls, "-duration", "30s", "-concurrency", "6")
+	res, out, err := runLoad(t, s.AdminKey, urls, "-duration", "30s", "-concurrency", "6", "-corpus", "40")
 	if err != nil {
 		t.Fatalf("oml-load: %v\n%s", err, out)
+	}
+	// -corpus: recall ran over 40 approved memories of their own.
+	var hits struct {
+		Hits []json.RawMessage `json:"hits"`
+	}
+	if r := s.do(t, "POST", "/v1/recall", s.AdminKey, map[string]any{"query": "copper cobalt freight invoice supplier tariff",
+		"scope": res.Fixture.Corpus}); r.Status != 200 || json.Unmarshal(r.Body, &hits) != nil || len(hits.Hits) < 5 {
+		t.Fatalf("recall over the corpus %q: %d %.300s", res.Fixture.Corpus, r.Status, r.Body)
 	}
 	if res.Errors != 0 || !res.Check.JournalOK || len(res.Check.Lost)+len(res.Check.Duplicated)+len(res.Check.NotPromoted)+len(res.Check.UploadsLost) > 0 {
 		t.Fatalf("the run:\n%s", out)

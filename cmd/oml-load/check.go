@@ -117,6 +117,9 @@ func check(ctx context.Context, c *cluster, admin string, fx fixture, led *ledge
 			}
 		}
 	}
+	for _, claim := range led.anonymous {
+		chk.Lost = append(chk.Lost, fmt.Sprintf("claim %s acknowledged without an artifact id", claim))
+	}
 	for id, n := range submitted {
 		if n > 1 {
 			chk.Duplicated = append(chk.Duplicated, fmt.Sprintf("artifact %s has %d submission events", id, n))

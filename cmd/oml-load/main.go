@@ -13,7 +13,8 @@
 // (serve and approve), upload 5 % (open a session, PUT its part). With
 // -rate the operations start at a fixed rate (a soak); without, each worker
 // starts the next as soon as the last ends. -every prints a line per
-// interval with each replica's RSS from /metrics. The exit status is 1 when
+// interval with each replica's RSS from /metrics (-metrics-token, when
+// the replicas have an OML_METRICS_TOKEN). The exit status is 1 when
 // the check fails or an operation ended in a 5xx or transport error beyond
 // -max-errors.
 package main
@@ -58,6 +59,9 @@ type options struct {
 	json        bool
 	seed        int
 	plot        string
+	// metricsToken is the replicas' OML_METRICS_TOKEN, for -every's RSS.
+	metricsToken string
+	corpus       int
 }
 
 // Result is what -json prints.
@@ -87,6 +91,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON")
 	fs.StringVar(&o.plot, "plot", "", "write an SVG of p99, p50 and each replica's RSS over time to this file (needs -every)")
 	fs.IntVar(&o.seed, "seed", 1, "random seed of the mix")
+	fs.IntVar(&o.corpus, "corpus", 0, "write and approve this many memories in a workarea of their own before the run, and recall there: a working set that does not grow (0: recall in the run's workarea)")
+	fs.StringVar(&o.metricsToken, "metrics-token", os.Getenv("OML_METRICS_TOKEN"), "the replicas' OML_METRICS_TOKEN, to read their RSS from /metrics for -every")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -105,6 +111,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-concurrency: 1–1024")
 	case o.duration <= 0 && o.ops <= 0:
 		return o, errors.New("bound the run with -duration or -ops")
+	case o.corpus < 0 || o.corpus > 100_000:
+		return o, errors.New("-corpus: 0–100000")
 	case o.uploadBytes < 1 || o.uploadBytes > 5<<20:
 		return o, errors.New("-upload-bytes: 1 B to 5 MiB (one part)")
 	}
@@ -155,7 +163,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	c := newCluster(o.urls)
 	defer c.close()
-	fx, err := setup(ctx, c, o.key)
+	fx, err := setup(ctx, c, o.key, o.corpus)
 	if err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
@@ -175,7 +183,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var intervals []Interval
 	var wg sync.WaitGroup
 	if o.every > 0 {
-		wg.Go(func() { intervals = sample(runCtx, c, st, o.every, stderr) })
+		wg.Go(func() { intervals = sample(runCtx, c, st, o.every, o.metricsToken, stderr) })
 	}
 	start := time.Now()
 	var workers sync.WaitGroup

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"crypto/sha256"
@@ -29,8 +30,12 @@ const retryFor = 45 * time.Second
 
 // fixture is what the setup created: the workarea and the keys.
 type fixture struct {
-	RunID     string   `json:"run_id"`
-	Workarea  string   `json:"workarea"`
+	RunID    string `json:"run_id"`
+	Workarea string `json:"workarea"`
+	// Corpus, with -corpus, is a sibling workarea of fixed memories
+	// that recall searches instead of Workarea (which grows with every
+	// approval).
+	Corpus    string   `json:"corpus,omitempty"`
 	Writers   []string `json:"-"`
 	Reviewers []string `json:"-"`
 	StartSeq  int64    `json:"start_seq"`
@@ -45,6 +50,9 @@ type ledger struct {
 	approved map[string]bool
 	// uploads: complete session ids, per writer index.
 	uploads []map[string]bool
+	// anonymous: remembers acknowledged without an artifact id, which
+	// the check cannot find: each one fails it.
+	anonymous []string
 }
 
 func newLedger(writers int) *ledger {
@@ -118,7 +126,7 @@ type recallOut struct {
 // like any client's read.
 func (w *worker) recall(ctx context.Context) (outcome, int) {
 	_, key := w.writer()
-	q := map[string]any{"query": w.phrase(2), "scope": w.fx.Workarea}
+	q := map[string]any{"query": w.phrase(2), "scope": cmp.Or(w.fx.Corpus, w.fx.Workarea)}
 	mcp := w.rng.IntN(2) == 0
 	return retry(ctx, w.c, retryFor, func(base string) outcome {
 		var out recallOut
@@ -153,9 +161,13 @@ func (w *worker) remember(ctx context.Context) (outcome, int) {
 		return w.c.do(ctx, base, "POST", "/v1/memories", key, map[string]any{"verb": "remember", "workarea": w.fx.Workarea,
 			"claim_key": claim, "text": text, "idempotency_key": idem}, &out)
 	})
-	if o.ok() && out.ArtifactID != "" {
+	if o.ok() {
 		w.led.mu.Lock()
-		w.led.remembered[i][claim] = out.ArtifactID
+		if out.ArtifactID != "" {
+			w.led.remembered[i][claim] = out.ArtifactID
+		} else {
+			w.led.anonymous = append(w.led.anonymous, claim)
+		}
 		w.led.mu.Unlock()
 	}
 	return o, n

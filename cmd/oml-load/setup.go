@@ -7,10 +7,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,8 +24,9 @@ const (
 )
 
 // setup creates the run's workarea under the tenant's root, its writer
-// and reviewer keys and their grants, and notes the journal's head.
-func setup(ctx context.Context, c *cluster, admin string) (fixture, error) {
+// and reviewer keys and their grants, with corpus > 0 a sibling workarea
+// holding that many approved memories, and notes the journal's head.
+func setup(ctx context.Context, c *cluster, admin string, corpus int) (fixture, error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	fx := fixture{RunID: hex.EncodeToString(b[:])}
@@ -42,6 +46,15 @@ func setup(ctx context.Context, c *cluster, admin string) (fixture, error) {
 		return fx, fmt.Errorf("create the workarea under %s: %s (the key must be admin on universe)", who.RootWorkarea, o.label())
 	}
 	fx.Workarea = wa.ID
+	workareas := []string{fx.Workarea}
+	if corpus > 0 {
+		if o := c.do(ctx, base, "POST", "/v1/workareas", admin, map[string]any{"parent": who.RootWorkarea,
+			"name": "load-" + fx.RunID + "-corpus", "status": "committed"}, &wa); !o.ok() {
+			return fx, fmt.Errorf("create the corpus workarea: %s", o.label())
+		}
+		fx.Corpus = wa.ID
+		workareas = append(workareas, fx.Corpus)
+	}
 	issue := func(role string, n int) (string, error) {
 		var k struct {
 			KeyID string `json:"key_id"`
@@ -55,10 +68,12 @@ func setup(ctx context.Context, c *cluster, admin string) (fixture, error) {
 		if role == "reviewer" {
 			scopes = []string{"reader", "dreamer.review"}
 		}
-		for _, s := range scopes {
-			if o := c.do(ctx, base, "POST", "/v1/grants", admin, map[string]any{"key_id": k.KeyID, "workarea": fx.Workarea,
-				"scope": s, "effect": "allow"}, nil); !o.ok() {
-				return "", fmt.Errorf("grant %s: %s", s, o.label())
+		for _, wa := range workareas {
+			for _, s := range scopes {
+				if o := c.do(ctx, base, "POST", "/v1/grants", admin, map[string]any{"key_id": k.KeyID, "workarea": wa,
+					"scope": s, "effect": "allow"}, nil); !o.ok() {
+					return "", fmt.Errorf("grant %s: %s", s, o.label())
+				}
 			}
 		}
 		return k.Token, nil
@@ -77,6 +92,11 @@ func setup(ctx context.Context, c *cluster, admin string) (fixture, error) {
 		}
 		fx.Reviewers = append(fx.Reviewers, t)
 	}
+	if corpus > 0 {
+		if err := seedCorpus(ctx, c, fx, corpus); err != nil {
+			return fx, fmt.Errorf("corpus: %w", err)
+		}
+	}
 	var tail struct {
 		HeadSeq int64 `json:"head_seq"`
 	}
@@ -85,6 +105,68 @@ func setup(ctx context.Context, c *cluster, admin string) (fixture, error) {
 	}
 	fx.StartSeq = tail.HeadSeq
 	return fx, nil
+}
+
+// seedCorpus writes n memories into the corpus workarea and approves
+// them all, eight at a time, before the run: recall's working set stays
+// the same size for the whole run, so a soak's latency over time shows
+// the servers, not the corpus growing. Its writes are not the run's and
+// are not checked with them.
+func seedCorpus(ctx context.Context, c *cluster, fx fixture, n int) error {
+	const workers = 8
+	sfx := fx
+	sfx.Workarea = sfx.Corpus
+	led := newLedger(len(fx.Writers))
+	ws := make([]*worker, workers)
+	for i := range ws {
+		ws[i] = &worker{id: 1_000_000 + i, c: c, fx: sfx, led: led, stats: newStats(), rng: mrand.New(mrand.NewPCG(7, uint64(i)))}
+	}
+	written := func() int {
+		led.mu.Lock()
+		defer led.mu.Unlock()
+		t := 0
+		for _, m := range led.remembered {
+			t += len(m)
+		}
+		return t
+	}
+	approved := func() int {
+		led.mu.Lock()
+		defer led.mu.Unlock()
+		return len(led.approved)
+	}
+	for _, phase := range []struct {
+		done func() int
+		op   func(w *worker) outcome
+	}{
+		{written, func(w *worker) outcome { o, _ := w.remember(ctx); return o }},
+		// Every memory written, n or a few more, is approved.
+		{func() int { return approved() - written() + n }, func(w *worker) outcome { o, _ := w.review(ctx); return o }},
+	} {
+		var wg sync.WaitGroup
+		var failed atomic.Value
+		for _, w := range ws {
+			wg.Go(func() {
+				// Bounded: each worker tries at most twice its share.
+				for range 2 * (n/workers + 1) {
+					if phase.done() >= n || failed.Load() != nil || ctx.Err() != nil {
+						return
+					}
+					if o := phase.op(w); !o.ok() {
+						failed.Store(o.label())
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if f := failed.Load(); f != nil {
+			return fmt.Errorf("seeding %d memories: %v", n, f)
+		}
+		if got := phase.done(); got < n {
+			return fmt.Errorf("seeding %d memories: only %d done", n, got)
+		}
+	}
+	return nil
 }
 
 // Interval is one -every line.
@@ -98,7 +180,7 @@ type Interval struct {
 
 // sample prints a line every interval until ctx ends: operations, p50
 // and p99 of the interval, each replica's resident memory.
-func sample(ctx context.Context, c *cluster, st *stats, every time.Duration, w io.Writer) []Interval {
+func sample(ctx context.Context, c *cluster, st *stats, every time.Duration, token string, w io.Writer) []Interval {
 	var out []Interval
 	start := time.Now()
 	t := time.NewTicker(every)
@@ -117,7 +199,7 @@ func sample(ctx context.Context, c *cluster, st *stats, every time.Duration, w i
 		for _, u := range c.urls {
 			// The last tick may come as the run ends: read it anyway.
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			v := residentMiB(rctx, c.http, u)
+			v := residentMiB(rctx, c.http, u, token)
 			cancel()
 			iv.RSSMiB = append(iv.RSSMiB, v)
 			rss = append(rss, strconv.FormatFloat(v, 'f', 1, 64))
@@ -128,11 +210,15 @@ func sample(ctx context.Context, c *cluster, st *stats, every time.Duration, w i
 }
 
 // residentMiB reads process_resident_memory_bytes from a replica's
-// /metrics (-1 when it does not answer).
-func residentMiB(ctx context.Context, hc *http.Client, base string) float64 {
+// /metrics, presenting token when there is one (-1 when it does not
+// answer).
+func residentMiB(ctx context.Context, hc *http.Client, base, token string) float64 {
 	req, err := http.NewRequestWithContext(ctx, "GET", base+"/metrics", nil)
 	if err != nil {
 		return -1
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
