@@ -24,3 +24,12 @@ echo "test: go vet ./..." >&2
 go vet ./...
 echo "test: go test -race ./..." >&2
 go test -race -count=1 -timeout 20m "$@" ./...
+# A short run of every fuzz target beyond its committed corpus (which go
+# test ran above); make fuzz runs them for a minute each.
+# OML_TEST_FUZZTIME=off leaves it out (CI's second run, from a clone
+# elsewhere, which tests the set-up, not the code again).
+fuzztime=${OML_TEST_FUZZTIME:-2s}
+if [[ $fuzztime != off ]]; then
+	echo "test: every fuzz target for $fuzztime" >&2
+	FUZZTIME=$fuzztime scripts/fuzz.sh
+fi
