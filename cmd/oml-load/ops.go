@@ -80,13 +80,30 @@ type worker struct {
 var words = []string{"copper", "cobalt", "Accra", "Tema", "freight", "invoice", "supplier", "March", "tariff",
 	"smelter", "contract", "customs", "warehouse", "audit", "forecast", "quota", "shipment", "ore", "grade", "port"}
 
-func (w *worker) phrase(n int) string {
+// otherWords is the vocabulary of the run's own writes when recall reads
+// a corpus (-corpus): 400 words no query uses, as a tenant's other
+// workareas hold text unrelated to a query, so recall's work tracks the
+// corpus and not the run's growing workarea.
+var otherWords = func() []string {
+	var out []string
+	for _, a := range []string{"ba", "de", "ki", "lo", "mu", "na", "pe", "ri", "so", "tu"} {
+		for _, b := range []string{"ga", "he", "ji", "ko", "lu", "ma", "ne", "pi", "ro", "su"} {
+			for _, c := range []string{"v", "x", "z", "q"} {
+				out = append(out, a+b+c)
+			}
+		}
+	}
+	return out
+}()
+
+// phrase is n words of vocab.
+func (w *worker) phrase(vocab []string, n int) string {
 	s := ""
 	for i := range n {
 		if i > 0 {
 			s += " "
 		}
-		s += words[w.rng.IntN(len(words))]
+		s += vocab[w.rng.IntN(len(vocab))]
 	}
 	return s
 }
@@ -126,7 +143,7 @@ type recallOut struct {
 // like any client's read.
 func (w *worker) recall(ctx context.Context) (outcome, int) {
 	_, key := w.writer()
-	q := map[string]any{"query": w.phrase(2), "scope": cmp.Or(w.fx.Corpus, w.fx.Workarea)}
+	q := map[string]any{"query": w.phrase(words, 2), "scope": cmp.Or(w.fx.Corpus, w.fx.Workarea)}
 	mcp := w.rng.IntN(2) == 0
 	return retry(ctx, w.c, retryFor, func(base string) outcome {
 		var out recallOut
@@ -150,7 +167,11 @@ func (w *worker) remember(ctx context.Context) (outcome, int) {
 	w.seq++
 	claim := fmt.Sprintf("load-%s-%d-%d", w.fx.RunID, w.id, w.seq)
 	idem := "ik-" + claim
-	text := w.phrase(12)
+	vocab := words
+	if w.fx.Corpus != "" && w.fx.Workarea != w.fx.Corpus {
+		vocab = otherWords // the run's own writes beside a corpus
+	}
+	text := w.phrase(vocab, 12)
 	mcp := w.rng.IntN(2) == 0
 	var out rememberOut
 	o, n := retry(ctx, w.c, retryFor, func(base string) outcome {
