@@ -66,9 +66,7 @@ func From(ctx context.Context, mediaType string, r io.ReaderAt, size int64, sand
 	}
 	buf := make([]byte, min(size, MaxText))
 	if _, err := r.ReadAt(buf, 0); err != nil && err != io.EOF {
-		// The store's error names objects and endpoints: not for the
-		// reviewer.
-		return Material{Kind: KindOpaque, Note: "could not read the attachment"}
+		return unreadable
 	}
 	return text(KindText, buf, size > MaxText)
 }
@@ -85,6 +83,11 @@ func text(kind string, b []byte, truncated bool) Material {
 	return Material{Kind: kind, Text: string(b), Truncated: truncated}
 }
 
+// unreadable is the material of an attachment the store did not give
+// back; the store's error names objects and endpoints, not for the
+// reviewer.
+var unreadable = Material{Kind: KindOpaque, Note: "could not read the attachment"}
+
 // fromPDF extracts a PDF's text page by page, stopping at MaxText,
 // MaxPDFPages or PDFTimeout, and guarding against parser panics on
 // hostile files.
@@ -94,9 +97,7 @@ func fromPDF(ctx context.Context, r io.ReaderAt, size int64, sandbox Sandbox) Ma
 	}
 	data := make([]byte, size)
 	if _, err := r.ReadAt(data, 0); err != nil && err != io.EOF {
-		// The store's error names objects and endpoints: not for the
-		// reviewer.
-		return Material{Kind: KindOpaque, Note: "could not read the attachment"}
+		return unreadable
 	}
 	if sandbox == nil {
 		return inProcess(data)
