@@ -127,9 +127,12 @@ func NewRegistry(extra ...prometheus.Collector) (*prometheus.Registry, error) {
 }
 
 // Handler serves r in the Prometheus text format. A failing collector is
-// logged in its metric's place and the rest are served.
+// logged in its metric's place and the rest are served. A scrape reads
+// the database (the review queue, the sweeps' lag): at most two run at
+// once, a third is answered 503.
 func Handler(r *prometheus.Registry) http.Handler {
-	return promhttp.HandlerFor(r, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, Timeout: 10 * time.Second})
+	return promhttp.HandlerFor(r, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, Timeout: 10 * time.Second,
+		MaxRequestsInFlight: 2})
 }
 
 // Since observes the seconds since start on h.
