@@ -108,52 +108,30 @@ func setup(ctx context.Context, c *cluster, admin string, corpus int) (fixture, 
 }
 
 // seedCorpus writes n memories into the corpus workarea and approves
-// them all, eight at a time, before the run: recall's working set stays
-// the same size for the whole run, so a soak's latency over time shows
-// the servers, not the corpus growing. Its writes are not the run's and
-// are not checked with them.
+// them all, eight workers at a time, before the run: recall's working set
+// stays the same size for the whole run, so a soak's latency over time
+// shows the servers, not the corpus growing. Its writes are not the run's
+// and are not checked with them.
 func seedCorpus(ctx context.Context, c *cluster, fx fixture, n int) error {
-	const workers = 8
 	sfx := fx
-	sfx.Workarea = sfx.Corpus
+	sfx.Workarea = fx.Corpus
 	led := newLedger(len(fx.Writers))
-	ws := make([]*worker, workers)
+	ws := make([]*worker, 8)
 	for i := range ws {
 		ws[i] = &worker{id: 1_000_000 + i, c: c, fx: sfx, led: led, stats: newStats(), rng: mrand.New(mrand.NewPCG(7, uint64(i)))}
 	}
-	written := func() int {
-		led.mu.Lock()
-		defer led.mu.Unlock()
-		t := 0
-		for _, m := range led.remembered {
-			t += len(m)
-		}
-		return t
-	}
-	approved := func() int {
-		led.mu.Lock()
-		defer led.mu.Unlock()
-		return len(led.approved)
-	}
-	for _, phase := range []struct {
-		done func() int
-		op   func(w *worker) outcome
-	}{
-		{written, func(w *worker) outcome { o, _ := w.remember(ctx); return o }},
-		// Every memory written, n or a few more, is approved.
-		{func() int { return approved() - written() + n }, func(w *worker) outcome { o, _ := w.review(ctx); return o }},
-	} {
-		var wg sync.WaitGroup
+	// times runs op k times in all across the workers; the first refusal
+	// stops it.
+	times := func(k int, op func(w *worker) outcome) error {
+		var left atomic.Int64
+		left.Store(int64(k))
 		var failed atomic.Value
+		var wg sync.WaitGroup
 		for _, w := range ws {
 			wg.Go(func() {
-				// Bounded: each worker tries at most twice its share.
-				for range 2 * (n/workers + 1) {
-					if phase.done() >= n || failed.Load() != nil || ctx.Err() != nil {
-						return
-					}
-					if o := phase.op(w); !o.ok() {
-						failed.Store(o.label())
+				for left.Add(-1) >= 0 && failed.Load() == nil && ctx.Err() == nil {
+					if o := op(w); !o.ok() {
+						failed.CompareAndSwap(nil, o.label())
 					}
 				}
 			})
@@ -162,9 +140,28 @@ func seedCorpus(ctx context.Context, c *cluster, fx fixture, n int) error {
 		if f := failed.Load(); f != nil {
 			return fmt.Errorf("seeding %d memories: %v", n, f)
 		}
-		if got := phase.done(); got < n {
-			return fmt.Errorf("seeding %d memories: only %d done", n, got)
+		return ctx.Err()
+	}
+	if err := times(n, func(w *worker) outcome { o, _ := w.remember(ctx); return o }); err != nil {
+		return err
+	}
+	approved := func() int {
+		led.mu.Lock()
+		defer led.mu.Unlock()
+		return len(led.approved)
+	}
+	// A serve comes back empty while other reviewers hold the last
+	// leases: a few rounds approve the rest.
+	for range 5 {
+		if approved() >= n {
+			return nil
 		}
+		if err := times(n-approved(), func(w *worker) outcome { o, _ := w.review(ctx); return o }); err != nil {
+			return err
+		}
+	}
+	if got := approved(); got < n {
+		return fmt.Errorf("seeding %d memories: %d approved", n, got)
 	}
 	return nil
 }
