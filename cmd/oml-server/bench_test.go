@@ -79,7 +79,7 @@ func newBenchEnv(b testing.TB) (*benchEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := assemble(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)), keys{signing: signing, master: master}, store)
+	a, err := assemble(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)), keys{signing: signing, masterKeys: masterKeys{master: master}}, store)
 	if err != nil {
 		return nil, err
 	}

@@ -1,5 +1,5 @@
 // Command oml-server is the OML server: serve, migrate, keygen, bootstrap,
-// reindex.
+// reindex, and the master-key rotation (rotate-master-key, rewrap).
 package main
 
 import (
@@ -33,6 +33,12 @@ commands:
   serve                     serve HTTP and MCP on OML_LISTEN
   migrate [up|down N|status] apply, revert or show database migrations
   keygen --dir DIR          write a signing key and a master key; print their env lines
+  rotate-master-key --dir DIR
+                            write a new master key (and the address key kept from the
+                            current one); print the env lines that roll replicas onto it
+  rewrap [--check] [--batch N]
+                            move stored data keys to the current master key, while
+                            serving; print JSON; exit 1 while any is left on an old key
   bootstrap --tenant NAME   create a tenant, its universe and an admin key; print JSON
   reindex [--tenant ID] [--fts-language CONFIG] [--batch N]
                             re-embed entries with the configured embedder and re-parse
@@ -56,6 +62,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return migrateCmd(ctx, rest, getenv, stdout)
 	case "keygen":
 		return keygen(rest, stdout, stderr)
+	case "rotate-master-key":
+		return rotateMasterKey(rest, getenv, stdout, stderr)
+	case "rewrap":
+		return rewrap(ctx, rest, getenv, stdout, stderr)
 	case "bootstrap":
 		return bootstrap(ctx, rest, getenv, stdout, stderr)
 	case "reindex":

@@ -14,7 +14,6 @@ import (
 	"github.com/omlhub/oml/contexts/attachments"
 	"github.com/omlhub/oml/platform/buildinfo"
 	"github.com/omlhub/oml/platform/config"
-	"github.com/omlhub/oml/platform/crypto"
 	"github.com/omlhub/oml/platform/drain"
 	"github.com/omlhub/oml/platform/metrics"
 	"github.com/omlhub/oml/platform/transport"
@@ -35,13 +34,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	}
 	log := newLogger(cfg, stderr)
 	tuneGC(getenv)
-	signing, err := crypto.LoadSigningKey(cfg.SigningKeyFile)
+	k, err := loadKeys(cfg)
 	if err != nil {
-		return fmt.Errorf("signing key: %w", err)
-	}
-	master, err := crypto.LoadMasterKey(cfg.MasterKeyFile)
-	if err != nil {
-		return fmt.Errorf("master key: %w", err)
+		return err
 	}
 	db, err := openDB(ctx, cfg)
 	if err != nil {
@@ -52,7 +47,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err != nil {
 		return fmt.Errorf("blob store: %w", err)
 	}
-	a, err := assemble(cfg, db, log, keys{signing: signing, master: master}, store)
+	a, err := assemble(cfg, db, log, k, store)
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func TestServeStatementCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := assemble(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)), keys{signing: signing, master: make([]byte, 32)}, store)
+	a, err := assemble(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)), keys{signing: signing, masterKeys: masterKeys{master: make([]byte, 32)}}, store)
 	if err != nil {
 		t.Fatal(err)
 	}

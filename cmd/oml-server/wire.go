@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/ed25519"
 	"encoding/base64"
 	"fmt"
 	"log/slog"
@@ -59,12 +58,6 @@ type app struct {
 	modules []transport.Module
 }
 
-// keys is the deployment's key material.
-type keys struct {
-	signing ed25519.PrivateKey
-	master  []byte
-}
-
 func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store attachments.Store) (*app, error) {
 	runner, err := migrate.New(db.Pool, migrations.FS)
 	if err != nil {
@@ -95,7 +88,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 	}
 	lin := lineage.New(lineage.Deps{DB: db, Journal: j, Access: lineageAccess{acc}, Claims: claims, Reads: readLogPort{ret}})
 	att, err := attachments.New(attachments.Deps{
-		DB: db, Journal: j, Store: store, MasterKey: k.master, Access: attachmentsAccess{acc}, Claims: readable, Log: log,
+		DB: db, Journal: j, Store: store, MasterKey: k.master, PreviousMasterKeys: k.previous, AddressKey: k.address, Access: attachmentsAccess{acc}, Claims: readable, Log: log,
 		Config: attachments.Config{MaxSize: cfg.MaxUploadBytes, MaxOpen: cfg.MaxOpenUploads, TTL: cfg.UploadTTL, LeaseTTL: cfg.UploadLeaseTTL},
 		PDF:    pdfSandbox(log),
 	})

@@ -66,11 +66,16 @@ type Deps struct {
 	Journal   *journal.Journal
 	Store     Store
 	MasterKey []byte
-	Access    Access
-	Claims    Claims
-	Log       *slog.Logger
-	Now       func() time.Time
-	Config    Config
+	// PreviousMasterKeys still unwrap during a master-key rotation, and
+	// AddressKey (when set) makes the content addresses instead of
+	// MasterKey (docs/OPERATIONS.md, Rotating keys).
+	PreviousMasterKeys [][]byte
+	AddressKey         []byte
+	Access             Access
+	Claims             Claims
+	Log                *slog.Logger
+	Now                func() time.Time
+	Config             Config
 	// PDF parses PDFs for reviewers in a child process ([SubprocessPDF]);
 	// nil parses in this process, which only tests should do.
 	PDF PDFSandbox
@@ -90,6 +95,36 @@ func SubprocessPDF(env []string, name string, args ...string) PDFSandbox {
 // out, under its own stack, heap and address-space limits.
 func RunPDFChild(in io.Reader, out io.Writer) error { return extract.RunChild(in, out) }
 
+// AddressKey is the content-address key a master key makes; a rotation
+// keeps it in a file of its own (Deps.AddressKey).
+func AddressKey(master []byte) ([]byte, error) { return seal.AddressKey(master) }
+
+// RewrapDeps are what `oml-server rewrap` needs: the database and the
+// keys, no object store (data keys live in Postgres).
+type RewrapDeps struct {
+	DB                 *pg.DB
+	Journal            *journal.Journal
+	MasterKey          []byte
+	PreviousMasterKeys [][]byte
+	AddressKey         []byte
+}
+
+// RewrapReport is what a rewrap did and how the stored keys stand.
+type RewrapReport = app.RewrapReport
+
+// Rewrap moves every stored data key a previous master key wraps to the
+// current master key, batch keys per transaction, journalled per tenant
+// (attachment.rewrap); with check it only counts. Safe while replicas
+// serve.
+func Rewrap(ctx context.Context, d RewrapDeps, batch int, check bool) (RewrapReport, error) {
+	keys, err := seal.NewKeys(seal.Secrets{Master: d.MasterKey, Previous: d.PreviousMasterKeys, Address: d.AddressKey})
+	if err != nil {
+		return RewrapReport{}, err
+	}
+	svc := app.New(app.Deps{Repo: postgres.New(d.DB), Journal: d.Journal, Tx: d.DB, Keys: keys})
+	return svc.Rewrap(ctx, batch, check)
+}
+
 // Module is the attachments context.
 type Module struct {
 	svc  *app.Service
@@ -98,7 +133,7 @@ type Module struct {
 
 // New assembles the context.
 func New(d Deps) (*Module, error) {
-	keys, err := seal.NewKeys(d.MasterKey)
+	keys, err := seal.NewKeys(seal.Secrets{Master: d.MasterKey, Previous: d.PreviousMasterKeys, Address: d.AddressKey})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,18 +19,24 @@ import (
 // Config is the whole server configuration. The variable names are a
 // contract (DESIGN.md, Configuration).
 type Config struct {
-	DatabaseURL     string        // OML_DATABASE_URL
-	Listen          string        // OML_LISTEN
-	PublicURL       string        // OML_PUBLIC_URL
-	AllowedOrigins  []string      // OML_ALLOWED_ORIGINS: extra browser origins accepted on /mcp and by the pages
-	BlobStore       string        // OML_BLOB_STORE
-	SigningKeyFile  string        // OML_SIGNING_KEY_FILE
-	MasterKeyFile   string        // OML_MASTER_KEY_FILE
-	Replicas        int           // OML_REPLICAS
-	MaxBodyBytes    int64         // OML_MAX_BODY_BYTES: bound on JSON request bodies under /v1
-	MaxMCPBodyBytes int64         // OML_MAX_MCP_BODY_BYTES: bound on a /mcp request body (a brain value is up to 4 MiB)
-	DBMaxConns      int32         // OML_DB_MAX_CONNS
-	ShutdownTimeout time.Duration // OML_SHUTDOWN_TIMEOUT
+	DatabaseURL    string   // OML_DATABASE_URL
+	Listen         string   // OML_LISTEN
+	PublicURL      string   // OML_PUBLIC_URL
+	AllowedOrigins []string // OML_ALLOWED_ORIGINS: extra browser origins accepted on /mcp and by the pages
+	BlobStore      string   // OML_BLOB_STORE
+	SigningKeyFile string   // OML_SIGNING_KEY_FILE
+	MasterKeyFile  string   // OML_MASTER_KEY_FILE
+	// PreviousMasterKeyFiles are the master keys a rotation replaced,
+	// which still unwrap until `oml-server rewrap` is done
+	// (OML_PREVIOUS_MASTER_KEY_FILES, comma-separated); AddressKeyFile
+	// keeps the content addresses across rotations (OML_ADDRESS_KEY_FILE).
+	PreviousMasterKeyFiles []string
+	AddressKeyFile         string
+	Replicas               int           // OML_REPLICAS
+	MaxBodyBytes           int64         // OML_MAX_BODY_BYTES: bound on JSON request bodies under /v1
+	MaxMCPBodyBytes        int64         // OML_MAX_MCP_BODY_BYTES: bound on a /mcp request body (a brain value is up to 4 MiB)
+	DBMaxConns             int32         // OML_DB_MAX_CONNS
+	ShutdownTimeout        time.Duration // OML_SHUTDOWN_TIMEOUT
 	// DrainDelay is how long a replica answers /readyz false on SIGTERM,
 	// still serving, before it stops accepting (OML_DRAIN_DELAY): time for
 	// a load balancer to take it out.
@@ -116,6 +123,7 @@ func Load(getenv func(string) string) (Config, error) {
 		BlobStore:        getenv("OML_BLOB_STORE"),
 		SigningKeyFile:   getenv("OML_SIGNING_KEY_FILE"),
 		MasterKeyFile:    getenv("OML_MASTER_KEY_FILE"),
+		AddressKeyFile:   getenv("OML_ADDRESS_KEY_FILE"),
 		LogFormat:        or(getenv("OML_LOG_FORMAT"), "text"),
 		EmbeddingsURL:    getenv("OML_EMBEDDINGS_URL"),
 		EmbeddingsModel:  getenv("OML_EMBEDDINGS_MODEL"),
@@ -137,6 +145,20 @@ func Load(getenv func(string) string) (Config, error) {
 		if o = strings.TrimSpace(o); o != "" {
 			c.AllowedOrigins = append(c.AllowedOrigins, strings.TrimRight(o, "/"))
 		}
+	}
+	for _, f := range strings.Split(getenv("OML_PREVIOUS_MASTER_KEY_FILES"), ",") {
+		switch f = strings.TrimSpace(f); {
+		case f == "":
+		case f == c.MasterKeyFile:
+			bad("OML_PREVIOUS_MASTER_KEY_FILES", "names the current master key %s", f)
+		case slices.Contains(c.PreviousMasterKeyFiles, f):
+			bad("OML_PREVIOUS_MASTER_KEY_FILES", "names %s twice", f)
+		default:
+			c.PreviousMasterKeyFiles = append(c.PreviousMasterKeyFiles, f)
+		}
+	}
+	if len(c.PreviousMasterKeyFiles) > 0 && c.AddressKeyFile == "" {
+		bad("OML_PREVIOUS_MASTER_KEY_FILES", "set without OML_ADDRESS_KEY_FILE, content would change address; `oml-server rotate-master-key` writes both")
 	}
 	if c.DatabaseURL != "" {
 		if _, err := url.Parse(c.DatabaseURL); err != nil && !strings.Contains(c.DatabaseURL, "=") {
@@ -290,6 +312,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("blob_store", MaskURL(c.BlobStore)),
 		slog.String("signing_key_file", c.SigningKeyFile),
 		slog.String("master_key_file", c.MasterKeyFile),
+		slog.Any("previous_master_key_files", c.PreviousMasterKeyFiles),
+		slog.String("address_key_file", c.AddressKeyFile),
 		slog.Int("replicas", c.Replicas),
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
 		slog.Int64("max_mcp_body_bytes", c.MaxMCPBodyBytes),

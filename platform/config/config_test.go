@@ -28,18 +28,23 @@ func TestLoadDefaults(t *testing.T) {
 func TestLoadRejectsBadValues(t *testing.T) {
 	t.Parallel()
 	cases := map[string]map[string]string{
-		"listen":     {"OML_LISTEN": "8080"},
-		"replicas":   {"OML_REPLICAS": "zero"},
-		"replicas0":  {"OML_REPLICAS": "0"},
-		"public url": {"OML_PUBLIC_URL": "ftp://x"},
-		"blob store": {"OML_BLOB_STORE": "/tmp/x"},
-		"log level":  {"OML_LOG_LEVEL": "loud"},
-		"shutdown":   {"OML_SHUTDOWN_TIMEOUT": "-1s"},
-		"embeddings": {"OML_EMBEDDINGS_URL": "http://x"},
-		"drain":      {"OML_DRAIN_DELAY": "6m"},
-		"lease":      {"OML_UPLOAD_LEASE_TTL": "5s"},
-		"token":      {"OML_METRICS_TOKEN": "short"},
-		"token ws":   {"OML_METRICS_TOKEN": "0123456789abcdef 0123456789abcdef"},
+		"listen":                   {"OML_LISTEN": "8080"},
+		"replicas":                 {"OML_REPLICAS": "zero"},
+		"replicas0":                {"OML_REPLICAS": "0"},
+		"public url":               {"OML_PUBLIC_URL": "ftp://x"},
+		"blob store":               {"OML_BLOB_STORE": "/tmp/x"},
+		"log level":                {"OML_LOG_LEVEL": "loud"},
+		"shutdown":                 {"OML_SHUTDOWN_TIMEOUT": "-1s"},
+		"embeddings":               {"OML_EMBEDDINGS_URL": "http://x"},
+		"drain":                    {"OML_DRAIN_DELAY": "6m"},
+		"lease":                    {"OML_UPLOAD_LEASE_TTL": "5s"},
+		"token":                    {"OML_METRICS_TOKEN": "short"},
+		"token ws":                 {"OML_METRICS_TOKEN": "0123456789abcdef 0123456789abcdef"},
+		"previous without address": {"OML_MASTER_KEY_FILE": "/k/new", "OML_PREVIOUS_MASTER_KEY_FILES": "/k/old"},
+		"previous is current": {"OML_MASTER_KEY_FILE": "/k/new", "OML_PREVIOUS_MASTER_KEY_FILES": "/k/old,/k/new",
+			"OML_ADDRESS_KEY_FILE": "/k/address"},
+		"previous twice": {"OML_MASTER_KEY_FILE": "/k/new", "OML_PREVIOUS_MASTER_KEY_FILES": "/k/old, /k/old",
+			"OML_ADDRESS_KEY_FILE": "/k/address"},
 	}
 	for name, m := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -48,6 +53,18 @@ func TestLoadRejectsBadValues(t *testing.T) {
 				t.Fatalf("Load(%v) accepted", m)
 			}
 		})
+	}
+}
+
+func TestLoadRotation(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(map[string]string{"OML_MASTER_KEY_FILE": "/k/new", "OML_PREVIOUS_MASTER_KEY_FILES": " /k/old ,, /k/older",
+		"OML_ADDRESS_KEY_FILE": "/k/address"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(c.PreviousMasterKeyFiles) != "[/k/old /k/older]" || c.AddressKeyFile != "/k/address" {
+		t.Fatalf("rotation files: %q %q", c.PreviousMasterKeyFiles, c.AddressKeyFile)
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package crypto holds the deployment's key material: the Ed25519 key that
-// signs submission envelopes and the key-encryption key that wraps
-// attachment data keys.
+// signs submission envelopes and the master key from which the key that
+// wraps attachment data keys is derived (and, after a rotation, the
+// address key kept from the first master key).
 package crypto
 
 import (
@@ -21,6 +22,7 @@ import (
 const (
 	SigningKeyFile = "signing.key"
 	MasterKeyFile  = "master.key"
+	AddressKeyFile = "address.key"
 	masterKeyLen   = 32
 )
 
@@ -65,6 +67,46 @@ func GenerateKeyFiles(dir string) (signingPath, masterPath string, err error) {
 	return signingPath, masterPath, nil
 }
 
+// RotateMasterKey writes a fresh master.key into dir (created 0700) and,
+// when addressKey is not nil, address.key holding it; it returns their
+// absolute paths (address "" when not written). Existing files are never
+// overwritten, and a failure leaves neither.
+func RotateMasterKey(dir string, addressKey []byte) (masterPath, addressPath string, err error) {
+	if addressKey != nil && len(addressKey) != masterKeyLen {
+		return "", "", fmt.Errorf("address key must be %d bytes", masterKeyLen)
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return "", "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	masterPath = filepath.Join(dir, MasterKeyFile)
+	if addressKey != nil {
+		addressPath = filepath.Join(dir, AddressKeyFile)
+	}
+	for _, p := range []string{masterPath, addressPath} {
+		if _, err := os.Stat(p); p != "" && err == nil {
+			return "", "", fmt.Errorf("%s exists; refusing to overwrite key material", p)
+		}
+	}
+	master := make([]byte, masterKeyLen)
+	if _, err := rand.Read(master); err != nil {
+		return "", "", err
+	}
+	if err := writeNew(masterPath, []byte(base64.StdEncoding.EncodeToString(master)+"\n")); err != nil {
+		return "", "", err
+	}
+	if addressKey != nil {
+		if err := writeNew(addressPath, []byte(base64.StdEncoding.EncodeToString(addressKey)+"\n")); err != nil {
+			_ = os.Remove(masterPath)
+			return "", "", err
+		}
+	}
+	return masterPath, addressPath, nil
+}
+
 func writeNew(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -105,7 +147,8 @@ func LoadSigningKey(path string) (ed25519.PrivateKey, error) {
 	return priv, nil
 }
 
-// LoadMasterKey reads the 32-byte key-encryption key.
+// LoadMasterKey reads a 32-byte base64 key file: a master key, or the
+// address key a rotation writes.
 func LoadMasterKey(path string) ([]byte, error) {
 	data, err := readPrivate(path)
 	if err != nil {

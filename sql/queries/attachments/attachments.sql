@@ -151,3 +151,31 @@ ON CONFLICT (tenant_id) DO UPDATE SET max_upload_bytes = EXCLUDED.max_upload_byt
 
 -- name: TenantLimitClear :exec
 DELETE FROM attachments.tenant_limits WHERE tenant_id = $1;
+
+-- name: BlobKeysAfter :many
+-- Stored data keys in (tenant, digest) order after a cursor, for
+-- `oml-server rewrap` after a master-key rotation.
+SELECT tenant_id, sha256, address, wrapped_key FROM attachments.blobs
+WHERE (tenant_id, sha256) > (@tenant_id::text, @sha256::bytea)
+ORDER BY tenant_id, sha256
+LIMIT @max_rows;
+
+-- name: BlobKeyRewrap :execrows
+-- Replaces a blob's wrapped data key if it is still the one read (a
+-- shred in between wins).
+UPDATE attachments.blobs SET wrapped_key = @next
+WHERE tenant_id = @tenant_id AND sha256 = @sha256 AND wrapped_key = @prev;
+
+-- name: SessionKeysAfter :many
+-- Upload sessions that still hold a wrapped data key, in (tenant, id)
+-- order after a cursor.
+SELECT tenant_id, id, address, wrapped_key FROM attachments.sessions
+WHERE wrapped_key IS NOT NULL AND (tenant_id, id) > (@tenant_id::text, @id::text)
+ORDER BY tenant_id, id
+LIMIT @max_rows;
+
+-- name: SessionKeyRewrap :execrows
+-- Replaces a session's wrapped data key if it is still the one read (a
+-- close in between wins).
+UPDATE attachments.sessions SET wrapped_key = @next
+WHERE tenant_id = @tenant_id AND id = @id AND wrapped_key = @prev;

@@ -1,9 +1,11 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -238,7 +240,7 @@ func setup(t testing.TB) bundle {
 	t.Helper()
 	master := make([]byte, 32)
 	_, _ = rand.Read(master)
-	keys, err := seal.NewKeys(master)
+	keys, err := seal.NewKeys(seal.Secrets{Master: master})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,4 +259,53 @@ func setup(t testing.TB) bundle {
 
 func as(name string) context.Context {
 	return auth.With(context.Background(), auth.Caller{TenantID: tenant, KeyID: "key_" + name, PrincipalID: "pr_" + name, Role: "writer"})
+}
+
+func (r *fakeRepo) BlobKeysAfter(_ context.Context, after app.WrappedKey, limit int) ([]app.WrappedKey, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []app.WrappedKey
+	for _, b := range r.blobs {
+		if b.TenantID > after.TenantID || b.TenantID == after.TenantID && string(b.SHA256[:]) > string(after.SHA256[:]) {
+			out = append(out, app.WrappedKey{TenantID: b.TenantID, SHA256: b.SHA256, Address: b.Address, Wrapped: b.WrappedKey})
+		}
+	}
+	slices.SortFunc(out, func(a, b app.WrappedKey) int {
+		return strings.Compare(a.TenantID+string(a.SHA256[:]), b.TenantID+string(b.SHA256[:]))
+	})
+	return out[:min(limit, len(out))], nil
+}
+
+func (r *fakeRepo) SessionKeysAfter(_ context.Context, after app.WrappedKey, limit int) ([]app.WrappedKey, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []app.WrappedKey
+	for _, s := range r.sessions {
+		if s.WrappedKey != nil && (s.TenantID > after.TenantID || s.TenantID == after.TenantID && s.ID > after.Session) {
+			out = append(out, app.WrappedKey{TenantID: s.TenantID, Session: s.ID, Address: s.Address, Wrapped: s.WrappedKey})
+		}
+	}
+	slices.SortFunc(out, func(a, b app.WrappedKey) int { return strings.Compare(a.TenantID+a.Session, b.TenantID+b.Session) })
+	return out[:min(limit, len(out))], nil
+}
+
+func (r *fakeRepo) RewrapKey(_ context.Context, k app.WrappedKey, next []byte) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if k.Session != "" {
+		s, ok := r.sessions[k.Session]
+		if !ok || !bytes.Equal(s.WrappedKey, k.Wrapped) {
+			return false, nil
+		}
+		s.WrappedKey = next
+		r.sessions[k.Session] = s
+		return true, nil
+	}
+	b, ok := r.blobs[k.TenantID+string(k.SHA256[:])]
+	if !ok || !bytes.Equal(b.WrappedKey, k.Wrapped) {
+		return false, nil
+	}
+	b.WrappedKey = next
+	r.blobs[k.TenantID+string(k.SHA256[:])] = b
+	return true, nil
 }

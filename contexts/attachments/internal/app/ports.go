@@ -46,6 +46,16 @@ type Binding struct {
 	Size       int64
 }
 
+// WrappedKey is one stored data key: a blob's, or (Session set) an upload
+// session's that has not ended.
+type WrappedKey struct {
+	TenantID string
+	SHA256   [32]byte
+	Session  string
+	Address  string
+	Wrapped  []byte
+}
+
 // Doomed is an object or an abandoned multipart upload to remove.
 type Doomed struct {
 	ID          int64
@@ -100,6 +110,14 @@ type Repository interface {
 	// DoomedClaim takes due rows for this sweeper until until.
 	DoomedClaim(ctx context.Context, now, until time.Time, limit int) ([]Doomed, error)
 	DoomedDelete(ctx context.Context, id int64) error
+
+	// BlobKeysAfter and SessionKeysAfter page the stored data keys in
+	// (tenant, digest) and (tenant, id) order after a cursor (the zero
+	// value starts); RewrapKey replaces one if it is still k.Wrapped
+	// (false: it was shredded, closed or rewrapped meanwhile).
+	BlobKeysAfter(ctx context.Context, after WrappedKey, limit int) ([]WrappedKey, error)
+	SessionKeysAfter(ctx context.Context, after WrappedKey, limit int) ([]WrappedKey, error)
+	RewrapKey(ctx context.Context, k WrappedKey, next []byte) (bool, error)
 }
 
 // Store is the object store (blobstore.Store).

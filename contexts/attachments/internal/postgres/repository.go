@@ -282,3 +282,32 @@ func (r *Repository) DoomedClaim(ctx context.Context, now, until time.Time, limi
 func (r *Repository) DoomedDelete(ctx context.Context, id int64) error {
 	return r.q.DoomedDelete(ctx, r.conn(ctx), id)
 }
+
+func (r *Repository) BlobKeysAfter(ctx context.Context, after app.WrappedKey, limit int) ([]app.WrappedKey, error) {
+	rows, err := r.q.BlobKeysAfter(ctx, r.conn(ctx), dbsqlc.BlobKeysAfterParams{TenantID: after.TenantID, Sha256: after.SHA256[:], MaxRows: int32(limit)})
+	out := make([]app.WrappedKey, len(rows))
+	for i, row := range rows {
+		out[i] = app.WrappedKey{TenantID: row.TenantID, SHA256: sha(row.Sha256), Address: row.Address, Wrapped: row.WrappedKey}
+	}
+	return out, err
+}
+
+func (r *Repository) SessionKeysAfter(ctx context.Context, after app.WrappedKey, limit int) ([]app.WrappedKey, error) {
+	rows, err := r.q.SessionKeysAfter(ctx, r.conn(ctx), dbsqlc.SessionKeysAfterParams{TenantID: after.TenantID, ID: after.Session, MaxRows: int32(limit)})
+	out := make([]app.WrappedKey, len(rows))
+	for i, row := range rows {
+		out[i] = app.WrappedKey{TenantID: row.TenantID, Session: row.ID, Address: row.Address, Wrapped: row.WrappedKey}
+	}
+	return out, err
+}
+
+func (r *Repository) RewrapKey(ctx context.Context, k app.WrappedKey, next []byte) (bool, error) {
+	var n int64
+	var err error
+	if k.Session != "" {
+		n, err = r.q.SessionKeyRewrap(ctx, r.conn(ctx), dbsqlc.SessionKeyRewrapParams{Next: next, TenantID: k.TenantID, ID: k.Session, Prev: k.Wrapped})
+	} else {
+		n, err = r.q.BlobKeyRewrap(ctx, r.conn(ctx), dbsqlc.BlobKeyRewrapParams{Next: next, TenantID: k.TenantID, Sha256: k.SHA256[:], Prev: k.Wrapped})
+	}
+	return n == 1, err
+}

@@ -23,6 +23,12 @@
 // SHA-256 under a key derived from the master key: equal content in one
 // tenant lands on one address, and the store learns neither the file name
 // nor the digest.
+//
+// The master key can be replaced: the new one wraps from then on, the old
+// ones (Secrets.Previous) still unwrap, and [Keys.Rewrap] moves a stored
+// data key to the new KEK. Which KEK a wrapped key is under needs no
+// record: only the right one authenticates. The address key is kept
+// across rotations in a file of its own (Secrets.Address).
 package seal
 
 import (
@@ -51,15 +57,53 @@ const (
 // authenticate: wrong key, tampered or misplaced bytes.
 var ErrOpen = errors.New("seal: ciphertext does not authenticate")
 
-// Keys are the keys derived from the master key.
+// Keys are the keys derived from the master keys.
 type Keys struct {
-	kek     cipher.AEAD
-	address []byte
+	kek      cipher.AEAD   // wraps new data keys
+	previous []cipher.AEAD // earlier KEKs: unwrap only, until a rewrap pass is done
+	address  []byte
 }
 
-// NewKeys derives the key-encryption key and the address key from the
-// deployment's 32-byte master key.
-func NewKeys(master []byte) (*Keys, error) {
+// Secrets are the deployment's key material. Master wraps every new data
+// key and, unless Address is set, makes the content addresses. During a
+// master-key rotation Previous holds the earlier master keys, whose KEKs
+// still open the data keys wrapped before, and Address holds the address
+// key derived from the first master key ([AddressKey]), so content keeps
+// its addresses.
+type Secrets struct {
+	Master   []byte
+	Previous [][]byte
+	Address  []byte
+}
+
+// NewKeys derives the key-encryption keys and the address key.
+func NewKeys(s Secrets) (*Keys, error) {
+	kek, err := deriveKEK(s.Master)
+	if err != nil {
+		return nil, err
+	}
+	k := &Keys{kek: kek}
+	for _, m := range s.Previous {
+		old, err := deriveKEK(m)
+		if err != nil {
+			return nil, fmt.Errorf("previous %w", err)
+		}
+		k.previous = append(k.previous, old)
+	}
+	switch {
+	case s.Address == nil:
+		if k.address, err = AddressKey(s.Master); err != nil {
+			return nil, err
+		}
+	case len(s.Address) != keySize:
+		return nil, fmt.Errorf("seal: address key must be %d bytes, got %d", keySize, len(s.Address))
+	default:
+		k.address = s.Address
+	}
+	return k, nil
+}
+
+func deriveKEK(master []byte) (cipher.AEAD, error) {
 	if len(master) != keySize {
 		return nil, fmt.Errorf("seal: master key must be %d bytes, got %d", keySize, len(master))
 	}
@@ -67,15 +111,16 @@ func NewKeys(master []byte) (*Keys, error) {
 	if err != nil {
 		return nil, err
 	}
-	addr, err := hkdf.Key(sha256.New, master, nil, "oml/address/v1", keySize)
-	if err != nil {
-		return nil, err
+	return newAEAD(kek)
+}
+
+// AddressKey is the address key a master key makes; a rotation keeps it
+// in a file of its own (Secrets.Address) so the old master can go.
+func AddressKey(master []byte) ([]byte, error) {
+	if len(master) != keySize {
+		return nil, fmt.Errorf("seal: master key must be %d bytes, got %d", keySize, len(master))
 	}
-	aead, err := newAEAD(kek)
-	if err != nil {
-		return nil, err
-	}
-	return &Keys{kek: aead, address: addr}, nil
+	return hkdf.Key(sha256.New, master, nil, "oml/address/v1", keySize)
 }
 
 func newAEAD(key []byte) (cipher.AEAD, error) {
@@ -117,16 +162,35 @@ func (k *Keys) Wrap(dataKey []byte, tenant, address string) ([]byte, error) {
 	return k.kek.Seal(nonce, nonce, dataKey, wrapAAD(tenant, address)), nil
 }
 
-// Unwrap opens a wrapped data key.
+// Unwrap opens a wrapped data key under the current KEK or, failing
+// that, under each previous one in turn (GCM's tag tells which fits).
 func (k *Keys) Unwrap(wrapped []byte, tenant, address string) ([]byte, error) {
+	key, _, err := k.unwrap(wrapped, tenant, address)
+	return key, err
+}
+
+func (k *Keys) unwrap(wrapped []byte, tenant, address string) (key []byte, current bool, err error) {
 	if len(wrapped) < nonceSize {
-		return nil, ErrOpen
+		return nil, false, ErrOpen
 	}
-	key, err := k.kek.Open(nil, wrapped[:nonceSize], wrapped[nonceSize:], wrapAAD(tenant, address))
-	if err != nil || len(key) != keySize {
-		return nil, ErrOpen
+	aad := wrapAAD(tenant, address)
+	for i, kek := range append([]cipher.AEAD{k.kek}, k.previous...) {
+		key, err := kek.Open(nil, wrapped[:nonceSize], wrapped[nonceSize:], aad)
+		if err == nil && len(key) == keySize {
+			return key, i == 0, nil
+		}
 	}
-	return key, nil
+	return nil, false, ErrOpen
+}
+
+// Rewrap returns wrapped sealed under the current KEK instead, or nil
+// when it already is. ErrOpen: no KEK this deployment holds opens it.
+func (k *Keys) Rewrap(wrapped []byte, tenant, address string) ([]byte, error) {
+	key, current, err := k.unwrap(wrapped, tenant, address)
+	if err != nil || current {
+		return nil, err
+	}
+	return k.Wrap(key, tenant, address)
 }
 
 // Segments is how many segments n plaintext bytes make (an empty object

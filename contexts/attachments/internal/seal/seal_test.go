@@ -111,7 +111,7 @@ func TestTamperingIsDetected(t *testing.T) {
 func TestKeysWrapAndAddress(t *testing.T) {
 	master := make([]byte, 32)
 	_, _ = rand.Read(master)
-	k, err := NewKeys(master)
+	k, err := NewKeys(Secrets{Master: master})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,12 +134,68 @@ func TestKeysWrapAndAddress(t *testing.T) {
 	if _, err := k.Unwrap(w, "ten_b", a1); !errors.Is(err, ErrOpen) {
 		t.Fatal("a key wrapped for one tenant opened for another")
 	}
-	other, _ := NewKeys(make([]byte, 32))
+	other, _ := NewKeys(Secrets{Master: make([]byte, 32)})
 	if _, err := other.Unwrap(w, "ten_a", a1); !errors.Is(err, ErrOpen) {
 		t.Fatal("another master key unwrapped the data key")
 	}
-	if _, err := NewKeys(master[:16]); err == nil {
+	if _, err := NewKeys(Secrets{Master: master[:16]}); err == nil {
 		t.Fatal("a short master key was accepted")
+	}
+}
+
+// A rotation: the new master wraps, the old one still unwraps until a
+// rewrap moves each data key, and addresses stay where they were.
+func TestKeysRotation(t *testing.T) {
+	oldMaster, newMaster := make([]byte, 32), make([]byte, 32)
+	_, _ = rand.Read(oldMaster)
+	_, _ = rand.Read(newMaster)
+	before, _ := NewKeys(Secrets{Master: oldMaster})
+	addrKey, err := AddressKey(oldMaster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	during, err := NewKeys(Secrets{Master: newMaster, Previous: [][]byte{oldMaster}, Address: addrKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := NewKeys(Secrets{Master: newMaster, Address: addrKey})
+	d := sha256.Sum256([]byte("hello"))
+	addr := before.Address("ten_a", d)
+	if during.Address("ten_a", d) != addr || after.Address("ten_a", d) != addr {
+		t.Fatal("the address changed with the master key")
+	}
+	dk, _ := NewDataKey()
+	old, _ := before.Wrap(dk, "ten_a", addr)
+	if got, err := during.Unwrap(old, "ten_a", addr); err != nil || !bytes.Equal(got, dk) {
+		t.Fatalf("a previous master's data key did not unwrap: %v", err)
+	}
+	if _, err := after.Unwrap(old, "ten_a", addr); !errors.Is(err, ErrOpen) {
+		t.Fatal("a retired master's data key opened without it")
+	}
+	moved, err := during.Rewrap(old, "ten_a", addr)
+	if err != nil || moved == nil {
+		t.Fatalf("rewrap: %v", err)
+	}
+	if got, err := after.Unwrap(moved, "ten_a", addr); err != nil || !bytes.Equal(got, dk) {
+		t.Fatalf("a rewrapped key did not open under the new master alone: %v", err)
+	}
+	if again, err := during.Rewrap(moved, "ten_a", addr); err != nil || again != nil {
+		t.Fatalf("rewrap of a current key: %x, %v", again, err)
+	}
+	if _, err := after.Rewrap(old, "ten_a", addr); !errors.Is(err, ErrOpen) {
+		t.Fatalf("rewrap without the key that opens it: %v", err)
+	}
+	if _, err := during.Rewrap(moved, "ten_b", addr); !errors.Is(err, ErrOpen) {
+		t.Fatalf("rewrap for another tenant: %v", err)
+	}
+	for _, bad := range []Secrets{
+		{Master: newMaster, Previous: [][]byte{oldMaster[:31]}},
+		{Master: newMaster, Address: addrKey[:16]},
+		{Master: nil},
+	} {
+		if _, err := NewKeys(bad); err == nil {
+			t.Fatalf("accepted %d-byte previous/%d-byte address", len(bad.Previous), len(bad.Address))
+		}
 	}
 }
 

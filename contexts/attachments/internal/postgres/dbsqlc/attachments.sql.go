@@ -247,6 +247,80 @@ func (q *Queries) BlobInsert(ctx context.Context, db DBTX, arg BlobInsertParams)
 	return err
 }
 
+const blobKeyRewrap = `-- name: BlobKeyRewrap :execrows
+UPDATE attachments.blobs SET wrapped_key = $1
+WHERE tenant_id = $2 AND sha256 = $3 AND wrapped_key = $4
+`
+
+type BlobKeyRewrapParams struct {
+	Next     []byte
+	TenantID string
+	Sha256   []byte
+	Prev     []byte
+}
+
+// Replaces a blob's wrapped data key if it is still the one read (a
+// shred in between wins).
+func (q *Queries) BlobKeyRewrap(ctx context.Context, db DBTX, arg BlobKeyRewrapParams) (int64, error) {
+	result, err := db.Exec(ctx, blobKeyRewrap,
+		arg.Next,
+		arg.TenantID,
+		arg.Sha256,
+		arg.Prev,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const blobKeysAfter = `-- name: BlobKeysAfter :many
+SELECT tenant_id, sha256, address, wrapped_key FROM attachments.blobs
+WHERE (tenant_id, sha256) > ($1::text, $2::bytea)
+ORDER BY tenant_id, sha256
+LIMIT $3
+`
+
+type BlobKeysAfterParams struct {
+	TenantID string
+	Sha256   []byte
+	MaxRows  int32
+}
+
+type BlobKeysAfterRow struct {
+	TenantID   string
+	Sha256     []byte
+	Address    string
+	WrappedKey []byte
+}
+
+// Stored data keys in (tenant, digest) order after a cursor, for
+// `oml-server rewrap` after a master-key rotation.
+func (q *Queries) BlobKeysAfter(ctx context.Context, db DBTX, arg BlobKeysAfterParams) ([]BlobKeysAfterRow, error) {
+	rows, err := db.Query(ctx, blobKeysAfter, arg.TenantID, arg.Sha256, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []BlobKeysAfterRow
+	for rows.Next() {
+		var i BlobKeysAfterRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.Sha256,
+			&i.Address,
+			&i.WrappedKey,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const blobsUnused = `-- name: BlobsUnused :many
 SELECT b.tenant_id, b.sha256 FROM attachments.blobs b
 WHERE NOT EXISTS (SELECT 1 FROM attachments.bindings x WHERE x.tenant_id = b.tenant_id AND x.sha256 = b.sha256)
@@ -525,6 +599,80 @@ func (q *Queries) SessionInsert(ctx context.Context, db DBTX, arg SessionInsertP
 		arg.ExpiresAt,
 	)
 	return err
+}
+
+const sessionKeyRewrap = `-- name: SessionKeyRewrap :execrows
+UPDATE attachments.sessions SET wrapped_key = $1
+WHERE tenant_id = $2 AND id = $3 AND wrapped_key = $4
+`
+
+type SessionKeyRewrapParams struct {
+	Next     []byte
+	TenantID string
+	ID       string
+	Prev     []byte
+}
+
+// Replaces a session's wrapped data key if it is still the one read (a
+// close in between wins).
+func (q *Queries) SessionKeyRewrap(ctx context.Context, db DBTX, arg SessionKeyRewrapParams) (int64, error) {
+	result, err := db.Exec(ctx, sessionKeyRewrap,
+		arg.Next,
+		arg.TenantID,
+		arg.ID,
+		arg.Prev,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const sessionKeysAfter = `-- name: SessionKeysAfter :many
+SELECT tenant_id, id, address, wrapped_key FROM attachments.sessions
+WHERE wrapped_key IS NOT NULL AND (tenant_id, id) > ($1::text, $2::text)
+ORDER BY tenant_id, id
+LIMIT $3
+`
+
+type SessionKeysAfterParams struct {
+	TenantID string
+	ID       string
+	MaxRows  int32
+}
+
+type SessionKeysAfterRow struct {
+	TenantID   string
+	ID         string
+	Address    string
+	WrappedKey []byte
+}
+
+// Upload sessions that still hold a wrapped data key, in (tenant, id)
+// order after a cursor.
+func (q *Queries) SessionKeysAfter(ctx context.Context, db DBTX, arg SessionKeysAfterParams) ([]SessionKeysAfterRow, error) {
+	rows, err := db.Query(ctx, sessionKeysAfter, arg.TenantID, arg.ID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SessionKeysAfterRow
+	for rows.Next() {
+		var i SessionKeysAfterRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.ID,
+			&i.Address,
+			&i.WrappedKey,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const sessionLease = `-- name: SessionLease :one

@@ -1,0 +1,118 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type rewrapReport struct {
+	Rewrapped, Current, Remaining, Unreadable struct{ Blobs, Sessions int }
+	Rounds                                    int
+}
+
+// The master key replaced while serving (docs/OPERATIONS.md, Rotating
+// keys): `oml-server rotate-master-key` writes the new key and keeps the
+// address key; replicas rolled onto it read content wrapped before;
+// `oml-server rewrap` moves every stored data key, blob and open upload,
+// journalled; the old key is retired and everything still reads, the
+// half-done upload finishes, and equal content keeps its address.
+func TestMasterKeyRotation(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+
+	// Before: content bound to a claim, and an upload one part of two in.
+	_, data, digest := randomFile(t, 1<<20)
+	ses := decode[uploadSession](t, s.openUpload(t, tm.writer.Token, len(data), digest), 201)
+	if done := decode[uploadSession](t, s.putPart(t, tm.writer.Token, ses.UploadSession, 1, data), 200); done.State != "complete" {
+		t.Fatalf("upload: %+v", done)
+	}
+	rem := toolJSON[remembered](t, s.mcpSession(t, tm.writer.Token, "2025-11-25"), "oml_remember", map[string]any{
+		"workarea": tm.crew.ID, "claim_key": "quote-am-7741", "text": "Accra Metals quote AM-7741, scanned original attached.",
+		"attachments": []map[string]string{{"upload_session": ses.UploadSession}},
+	})
+	download := "/v1/artifacts/" + rem.ArtifactID + "/attachments/" + digest
+	readBack := func(when string) {
+		t.Helper()
+		if r := s.do(t, "GET", download, tm.writer.Token, nil); r.Status != 200 || !bytes.Equal(r.Body, data) {
+			t.Fatalf("%s: download %d, %d bytes", when, r.Status, len(r.Body))
+		}
+	}
+	readBack("before the rotation")
+	_, half, halfDigest := randomFile(t, 6<<20)
+	open := decode[uploadSession](t, s.openUpload(t, tm.writer.Token, len(half), halfDigest), 201)
+	decode[uploadSession](t, s.putPart(t, tm.writer.Token, open.UploadSession, 1, half[:5<<20]), 200)
+	var address string
+	s.scan(t, `SELECT address FROM attachments.blobs`, &address)
+
+	// Rotate and roll: the new key wraps, the old one still unwraps.
+	lines := strings.Split(strings.TrimSpace(s.run(t, "rotate-master-key", "--dir", filepath.Join(t.TempDir(), "keys-2"))), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("rotate-master-key printed %q", lines)
+	}
+	s.stop(t)
+	for _, kv := range lines {
+		name, value, _ := strings.Cut(kv, "=")
+		s.setEnv(name, value)
+	}
+	s.launch(t)
+	readBack("rolled onto the new key")
+
+	var rep rewrapReport
+	if err := json.Unmarshal([]byte(s.run(t, "rewrap", "--batch", "1")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Rewrapped.Blobs != 1 || rep.Rewrapped.Sessions != 1 || rep.Remaining.Blobs+rep.Remaining.Sessions != 0 ||
+		rep.Unreadable.Blobs+rep.Unreadable.Sessions != 0 || rep.Current.Blobs != 1 || rep.Current.Sessions != 1 {
+		t.Fatalf("rewrap: %+v", rep)
+	}
+	if n := s.count(t, `SELECT count(*) FROM platform.journal_events WHERE event_type = 'attachment.rewrap'`); n != 2 {
+		t.Fatalf("rewrap journalled %d events, want one per transaction that moved keys", n)
+	}
+	if err := json.Unmarshal([]byte(s.run(t, "rewrap", "--check")), &rep); err != nil || rep.Rewrapped.Blobs+rep.Rewrapped.Sessions != 0 {
+		t.Fatalf("check after rewrap: %+v %v", rep, err)
+	}
+
+	// Retire the old key: everything reads, the upload finishes, and the
+	// same content uploaded again lands on the same address.
+	s.stop(t)
+	s.setEnv("OML_PREVIOUS_MASTER_KEY_FILES", "")
+	s.launch(t)
+	readBack("after the old key is retired")
+	if done := decode[uploadSession](t, s.putPart(t, tm.writer.Token, open.UploadSession, 2, half[5<<20:]), 200); done.State != "complete" {
+		t.Fatalf("the upload begun under the old key: %+v", done)
+	}
+	again := decode[uploadSession](t, s.openUpload(t, tm.writer.Token, len(data), digest), 201)
+	var againAddress string
+	s.scan(t, `SELECT address FROM attachments.sessions WHERE id = '`+again.UploadSession+`'`, &againAddress)
+	if againAddress != address {
+		t.Fatal("equal content changed address with the master key")
+	}
+	if out := s.mustOML(t, s.AdminKey, "admin", "journal", "verify"); !strings.Contains(out, "ok") {
+		t.Errorf("journal verify: %s", out)
+	}
+
+	// A key missing from the configuration is named, not skipped: with
+	// another master key and no previous one nothing opens.
+	other := filepath.Join(t.TempDir(), "keys-3")
+	s.run(t, "keygen", "--dir", other)
+	cmd := exec.Command(bins.server, "rewrap", "--check")
+	cmd.Env = append(append([]string{}, s.env...), "OML_MASTER_KEY_FILE="+filepath.Join(other, "master.key"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if out, err := cmd.Output(); err == nil || !strings.Contains(stderr.String(), "open under no configured master key") {
+		t.Fatalf("rewrap --check under a foreign key: %v %s %s", err, out, stderr.String())
+	}
+	// Previous keys without the address key would move content: refused.
+	cmd = exec.Command(bins.server, "rewrap", "--check")
+	cmd.Env = append(append([]string{}, s.env...), "OML_PREVIOUS_MASTER_KEY_FILES="+filepath.Join(other, "master.key"), "OML_ADDRESS_KEY_FILE=")
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), "OML_ADDRESS_KEY_FILE") {
+		t.Fatalf("previous keys without the address key: %v %s", err, stderr.String())
+	}
+}
