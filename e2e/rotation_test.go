@@ -116,3 +116,49 @@ func TestMasterKeyRotation(t *testing.T) {
 		t.Fatalf("previous keys without the address key: %v %s", err, stderr.String())
 	}
 }
+
+// The signing key replaced: envelopes signed before stay verifiable with
+// the old public key beside the new one, and only with it.
+func TestSigningKeyRotation(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	publicKey := func() string {
+		return decode[struct {
+			PublicKey string `json:"public_key"`
+		}](t, s.do(t, "GET", "/v1/signing-key", tm.reader.Token, nil), 200).PublicKey
+	}
+	remember := func(key, text string) {
+		toolJSON[remembered](t, s.mcpSession(t, tm.writer.Token, "2025-11-25"), "oml_remember",
+			map[string]any{"workarea": tm.crew.ID, "claim_key": key, "text": text})
+	}
+	remember("before", "Accra quoted 412 USD/t.")
+	old := publicKey()
+	dir := filepath.Join(t.TempDir(), "keys-2")
+	s.run(t, "keygen", "--dir", dir)
+	s.stop(t)
+	s.setEnv("OML_SIGNING_KEY_FILE", filepath.Join(dir, "signing.key"))
+	s.launch(t)
+	remember("after", "Tema quoted 398 USD/t.")
+	current := publicKey()
+	if current == old {
+		t.Fatal("the signing key did not change")
+	}
+	file := filepath.Join(t.TempDir(), "evidence.json")
+	s.mustOML(t, s.AdminKey, "evidence", "export", "--workarea", "universe.procurement", "--out", file)
+	if stdout, _, err := s.oml(t, s.AdminKey, "evidence", "verify", file, "--signing-key", current); err == nil ||
+		!strings.Contains(stdout, "FAIL submission:") {
+		t.Fatalf("verify without the old key: %v %s", err, stdout)
+	}
+	if out := s.mustOML(t, s.AdminKey, "evidence", "verify", file, "--signing-key", current, "--previous-signing-key", old); !strings.Contains(out, "OK") {
+		t.Fatalf("verify with the old key beside the new: %s", out)
+	}
+	// The old key alone signs no export made after the rotation.
+	if _, _, err := s.oml(t, s.AdminKey, "evidence", "verify", file, "--signing-key", old); err == nil {
+		t.Fatal("the export verified with the retired key")
+	}
+	if _, stderr, err := s.oml(t, s.AdminKey, "evidence", "verify", file, "--signing-key", current, "--previous-signing-key", "AAAA"); err == nil ||
+		!strings.Contains(stderr, "not a base64 Ed25519 public key") {
+		t.Fatalf("a malformed previous key: %v %s", err, stderr)
+	}
+}

@@ -59,8 +59,17 @@ func (c *cli) evidenceCmd(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stdout, "wrote %s (%d bytes)\n", *out, len(raw))
 		return nil
 	case "verify":
-		fs := c.flags("evidence verify", "FILE --signing-key BASE64")
+		fs := c.flags("evidence verify", "FILE --signing-key BASE64 [--previous-signing-key BASE64]...")
 		key := fs.String("signing-key", "", "the deployment's public key, obtained from a trusted channel (GET /v1/signing-key); required")
+		var previous []ed25519.PublicKey
+		fs.Func("previous-signing-key", "a public key the deployment signed with before a rotation (repeatable): envelopes may verify with it", func(v string) error {
+			pub, err := base64.StdEncoding.DecodeString(v)
+			if err != nil || len(pub) != ed25519.PublicKeySize {
+				return errors.New("not a base64 Ed25519 public key")
+			}
+			previous = append(previous, ed25519.PublicKey(pub))
+			return nil
+		})
 		pos, err := parse(fs, rest, 1)
 		if err != nil {
 			return err
@@ -82,7 +91,7 @@ func (c *cli) evidenceCmd(ctx context.Context, args []string) error {
 		if err != nil || len(pub) != ed25519.PublicKeySize {
 			return errors.New("evidence verify: the signing key is not a base64 Ed25519 public key")
 		}
-		rep := evidence.Verify(&f, ed25519.PublicKey(pub))
+		rep := evidence.Verify(&f, ed25519.PublicKey(pub), previous...)
 		if c.json {
 			if err := printValue(c.stdout, rep); err != nil {
 				return err

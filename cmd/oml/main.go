@@ -119,7 +119,7 @@ commands:
                                     (the link carries a code, valid 10 minutes, never the key)
   evidence export --workarea W [--from T] [--to T] [--out FILE]
                                     the signed evidence file of a subtree and time range (admin)
-  evidence verify FILE --signing-key BASE64
+  evidence verify FILE --signing-key BASE64 [--previous-signing-key BASE64]...
                                     check it offline: every signature, record and journal link;
                                     exit 1 naming what fails
   whoami                            show the key's principal, role, tenant and root workarea

@@ -253,8 +253,12 @@ type Report struct {
 // Verify checks a file with the deployment's public key: the manifest's
 // signature, every record against the manifest, every envelope's signature
 // (naming its claim, author and text digest), the journal segment's links
-// and hashes, and the reciprocal statistics against the serves.
-func Verify(f *File, pub ed25519.PublicKey) Report {
+// and hashes, and the reciprocal statistics against the serves. The
+// manifest is signed with pub, the key that made the export; an envelope
+// may also verify with one of earlier, the keys a signing-key rotation
+// retired (docs/OPERATIONS.md, Rotating keys).
+func Verify(f *File, pub ed25519.PublicKey, earlier ...ed25519.PublicKey) Report {
+	envelopeKeys := append([]ed25519.PublicKey{pub}, earlier...)
 	rep := Report{Problems: []Problem{}}
 	bad := func(record, format string, args ...any) {
 		rep.Problems = append(rep.Problems, Problem{Record: record, Reason: fmt.Sprintf(format, args...)})
@@ -299,7 +303,7 @@ func Verify(f *File, pub ed25519.PublicKey) Report {
 		id := "submission:" + s.ArtifactID
 		sig, err := base64.StdEncoding.DecodeString(s.Signature)
 		canon, cerr := canonjson.Canonicalize(s.Envelope)
-		if err != nil || cerr != nil || !ed25519.Verify(pub, canon, sig) {
+		if err != nil || cerr != nil || !slices.ContainsFunc(envelopeKeys, func(k ed25519.PublicKey) bool { return ed25519.Verify(k, canon, sig) }) {
 			bad(id, "the envelope's signature does not verify")
 			continue
 		}
