@@ -173,6 +173,9 @@ type Interval struct {
 	P50ms  float64   `json:"p50_ms"`
 	P99ms  float64   `json:"p99_ms"`
 	RSSMiB []float64 `json:"rss_mib"` // per replica, -1 when /metrics did not answer
+	// P99msByOp and MaxmsByOp name the operation that owns a slow tail.
+	P99msByOp map[string]float64 `json:"p99_ms_by_op"`
+	MaxmsByOp map[string]float64 `json:"max_ms_by_op"`
 }
 
 // sample prints a line every interval until ctx ends: operations, p50
@@ -189,9 +192,12 @@ func sample(ctx context.Context, c *cluster, st *stats, every time.Duration, tok
 			return out
 		case <-t.C:
 		}
-		lat := st.takeWindow()
-		iv := Interval{AtS: time.Since(start).Seconds(), Ops: len(lat),
-			P50ms: float64(quantile(lat, .5).Microseconds()) / 1000, P99ms: float64(quantile(lat, .99).Microseconds()) / 1000}
+		lat, byOp := st.takeWindow()
+		iv := Interval{AtS: time.Since(start).Seconds(), Ops: len(lat), P50ms: ms(quantile(lat, .5)), P99ms: ms(quantile(lat, .99)),
+			P99msByOp: map[string]float64{}, MaxmsByOp: map[string]float64{}}
+		for op, l := range byOp {
+			iv.P99msByOp[op], iv.MaxmsByOp[op] = ms(quantile(l, .99)), ms(l[len(l)-1])
+		}
 		var rss []string
 		for _, u := range c.urls {
 			// The last tick may come as the run ends: read it anyway.

@@ -15,8 +15,9 @@ import (
 type stats struct {
 	mu  sync.Mutex
 	ops map[string]*opStats
-	// window is the latencies since the last interval line (-every).
-	window []time.Duration
+	// window is the latencies since the last interval line (-every), by
+	// operation.
+	window map[string][]time.Duration
 }
 
 type opStats struct {
@@ -25,7 +26,9 @@ type opStats struct {
 	retried   int             // operations that took more than one attempt
 }
 
-func newStats() *stats { return &stats{ops: map[string]*opStats{}} }
+func newStats() *stats {
+	return &stats{ops: map[string]*opStats{}, window: map[string][]time.Duration{}}
+}
 
 func (s *stats) record(op string, o outcome, attempts int, took time.Duration) {
 	s.mu.Lock()
@@ -36,7 +39,7 @@ func (s *stats) record(op string, o outcome, attempts int, took time.Duration) {
 		s.ops[op] = st
 	}
 	st.latencies = append(st.latencies, took)
-	s.window = append(s.window, took)
+	s.window[op] = append(s.window[op], took)
 	st.outcomes[o.label()]++
 	if attempts > 1 {
 		st.retried++
@@ -54,14 +57,19 @@ func (s *stats) snapshot() map[string]*opStats {
 	return out
 }
 
-// takeWindow returns the latencies since the last call, sorted.
-func (s *stats) takeWindow() []time.Duration {
+// takeWindow returns the latencies since the last call, all of them and
+// by operation, each sorted.
+func (s *stats) takeWindow() (all []time.Duration, byOp map[string][]time.Duration) {
 	s.mu.Lock()
-	w := s.window
-	s.window = nil
+	byOp = s.window
+	s.window = map[string][]time.Duration{}
 	s.mu.Unlock()
-	slices.Sort(w)
-	return w
+	for _, l := range byOp {
+		slices.Sort(l)
+		all = append(all, l...)
+	}
+	slices.Sort(all)
+	return all, byOp
 }
 
 func quantile(sorted []time.Duration, q float64) time.Duration {
@@ -126,3 +134,6 @@ func printOps(w io.Writer, ops []OpReport, elapsed time.Duration) {
 	}
 	fmt.Fprintf(w, "\n%d operations in %s: %.0f/s\n", total, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds())
 }
+
+// ms is d in milliseconds to the microsecond.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
