@@ -59,9 +59,6 @@ type attachmentRecord struct {
 // updates lexeme frequencies, the corpus size and the workarea's count.
 func (r *Repository) Index(ctx context.Context, e app.Entry) error {
 	conn := r.conn(ctx)
-	if err := r.q.CorpusLock(ctx, conn, e.TenantID); err != nil {
-		return fmt.Errorf("lock corpus: %w", err)
-	}
 	var emb *pgvector.HalfVector
 	var model *string
 	if len(e.Embedding) > 0 {
@@ -96,6 +93,13 @@ func (r *Repository) Index(ctx context.Context, e app.Entry) error {
 	}
 	if err := r.q.StagedDelete(ctx, conn, dbsqlc.StagedDeleteParams{TenantID: e.TenantID, ArtifactID: e.ArtifactID}); err != nil {
 		return err
+	}
+	// The tenant's corpus row serialises promotions until commit, so it is
+	// taken only now, after the entry (and its HNSW insert, the costly
+	// part) is in: the entry row is this claim's alone, and the lexeme
+	// rows come after the corpus row, as everywhere.
+	if err := r.q.CorpusLock(ctx, conn, e.TenantID); err != nil {
+		return fmt.Errorf("lock corpus: %w", err)
 	}
 	if err := r.q.TermDFAdd(ctx, conn, dbsqlc.TermDFAddParams{TenantID: e.TenantID, ArtifactID: e.ArtifactID}); err != nil {
 		return fmt.Errorf("lexeme frequencies: %w", err)
