@@ -2,11 +2,18 @@ package e2e
 
 import (
 	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/omlhub/oml/contexts/audit/evidence"
 )
 
 type rewrapReport struct {
@@ -107,6 +114,23 @@ func TestMasterKeyRotation(t *testing.T) {
 	if out, err := cmd.Output(); err == nil || !strings.Contains(stderr.String(), "open under no configured master key") {
 		t.Fatalf("rewrap --check under a foreign key: %v %s %s", err, out, stderr.String())
 	}
+	// A replica whose address key is not the data's refuses to start:
+	// the new master alone would put equal content on another address,
+	// and an address file that holds a master key is named as such.
+	for name, env := range map[string][]string{
+		"without the address key": {"OML_ADDRESS_KEY_FILE="},
+		"a master key as address": {"OML_ADDRESS_KEY_FILE=" + strings.TrimPrefix(lines[0], "OML_MASTER_KEY_FILE=")},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		cmd := exec.CommandContext(ctx, bins.server, "serve")
+		cmd.Env = append(append(append([]string{}, s.env...), "OML_LISTEN="+freePort(t)), env...)
+		out, err := cmd.CombinedOutput()
+		timedOut := ctx.Err() != nil
+		cancel()
+		if err == nil || timedOut || !strings.Contains(string(out), "OML_ADDRESS_KEY_FILE") && !strings.Contains(string(out), "holds a master key") {
+			t.Fatalf("serve %s: %v\n%s", name, err, out)
+		}
+	}
 	// Previous keys without the address key would move content: refused.
 	cmd = exec.Command(bins.server, "rewrap", "--check")
 	cmd.Env = append(append([]string{}, s.env...), "OML_PREVIOUS_MASTER_KEY_FILES="+filepath.Join(other, "master.key"), "OML_ADDRESS_KEY_FILE=")
@@ -152,6 +176,21 @@ func TestSigningKeyRotation(t *testing.T) {
 	}
 	if out := s.mustOML(t, s.AdminKey, "evidence", "verify", file, "--signing-key", current, "--previous-signing-key", old); !strings.Contains(out, "OK") {
 		t.Fatalf("verify with the old key beside the new: %s", out)
+	}
+	// A key of the wrong length is a problem reported, not a panic.
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f evidence.File
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	currentKey, _ := base64.StdEncoding.DecodeString(current)
+	for _, keys := range [][]ed25519.PublicKey{{ed25519.PublicKey("short")}, {currentKey, ed25519.PublicKey("short")}} {
+		if rep := evidence.Verify(&f, keys[0], keys[1:]...); rep.OK || len(rep.Problems) == 0 {
+			t.Fatalf("verify with a malformed key: %+v", rep)
+		}
 	}
 	// The old key alone signs no export made after the rotation.
 	if _, _, err := s.oml(t, s.AdminKey, "evidence", "verify", file, "--signing-key", old); err == nil {

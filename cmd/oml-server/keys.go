@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/omlhub/oml/contexts/attachments"
@@ -99,9 +100,21 @@ func rotateMasterKey(args []string, getenv func(string) string, stdout, stderr i
 		return fmt.Errorf("rotate-master-key: %w", err)
 	}
 	if addressPath == "" {
-		addressPath = cfg.AddressKeyFile
+		if addressPath, err = filepath.Abs(cfg.AddressKeyFile); err != nil {
+			return err
+		}
 	}
-	previous := append([]string{cfg.MasterKeyFile}, cfg.PreviousMasterKeyFiles...)
+	var previous []string
+	for _, f := range append([]string{cfg.MasterKeyFile}, cfg.PreviousMasterKeyFiles...) {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(abs, ",") {
+			return fmt.Errorf("rotate-master-key: %s: a key file path with a comma cannot go in OML_PREVIOUS_MASTER_KEY_FILES; move it", abs)
+		}
+		previous = append(previous, abs)
+	}
 	fmt.Fprintf(stdout, "OML_MASTER_KEY_FILE=%s\nOML_PREVIOUS_MASTER_KEY_FILES=%s\nOML_ADDRESS_KEY_FILE=%s\n",
 		masterPath, strings.Join(previous, ","), addressPath)
 	return nil

@@ -51,6 +51,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err != nil {
 		return err
 	}
+	if err := a.attachments.CheckKeys(ctx); err != nil {
+		return fmt.Errorf("attachments: %w", err)
+	}
 	// The listener (waits across replicas) and the sweeper are joined
 	// before the pool closes (defers run last first).
 	listenCtx, stopListening := context.WithCancel(ctx)

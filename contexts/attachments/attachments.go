@@ -144,6 +144,11 @@ func New(d Deps) (*Module, error) {
 	return &Module{svc: svc, http: httpapi.New(svc)}, nil
 }
 
+// CheckKeys refuses an address key other than the one the stored content
+// was addressed with (a master key rotated without OML_ADDRESS_KEY_FILE);
+// serve runs it before it listens.
+func (m *Module) CheckKeys(ctx context.Context) error { return m.svc.CheckAddressKey(ctx) }
+
 // Routes registers the HTTP routes (under /v1).
 func (m *Module) Routes(r chi.Router) { m.http.Routes(r) }
 

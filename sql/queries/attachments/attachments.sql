@@ -48,6 +48,14 @@ SET parts_received = @parts_received, bytes_received = @bytes_received,
     lease_token = NULL, lease_until = NULL
 WHERE tenant_id = @tenant_id AND id = @id AND state = 'open' AND lease_token = @token;
 
+-- name: SessionKeyForUpdate :one
+-- The session's wrapped data key as it is now, its row locked for the
+-- completion that moves the key to the blob: a rewrap since the lease
+-- (oml-server rewrap) is not lost.
+SELECT wrapped_key FROM attachments.sessions
+WHERE tenant_id = @tenant_id AND id = @id AND state = 'open' AND lease_token = @token
+FOR UPDATE;
+
 -- name: SessionClose :one
 -- Ends an open session (abort, digest mismatch, expiry): its key and
 -- running digest go.
@@ -179,3 +187,8 @@ LIMIT @max_rows;
 -- close in between wins).
 UPDATE attachments.sessions SET wrapped_key = @next
 WHERE tenant_id = @tenant_id AND id = @id AND wrapped_key = @prev;
+
+-- name: AddressSample :many
+-- One stored content address with what it was made from, for the
+-- startup check that the address key is the one the data was made with.
+SELECT tenant_id, expected_sha256, address FROM attachments.sessions LIMIT 1;

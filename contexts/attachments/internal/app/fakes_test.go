@@ -32,6 +32,9 @@ type fakeRepo struct {
 	bindings []app.Binding
 	limit    int64
 	doomed   map[int64]app.Doomed
+	// leased, when set, runs after a lease is granted (as another
+	// process would act between the lease and the write).
+	leased func(id string)
 }
 
 type lease struct {
@@ -98,7 +101,20 @@ func (r *fakeRepo) Lease(_ context.Context, _, id, token string, until, now time
 		return domain.Session{}, false, nil
 	}
 	r.leases[id] = lease{token, until}
+	if r.leased != nil {
+		r.leased(id)
+	}
 	return s, true, nil
+}
+
+func (r *fakeRepo) SessionKeyForUpdate(_ context.Context, _, id, token string) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.sessions[id]
+	if !ok || s.State != domain.Open || r.leases[id].token != token {
+		return nil, app.ErrLeaseLost
+	}
+	return s.WrappedKey, nil
 }
 
 func (r *fakeRepo) Release(_ context.Context, _, id, token string) error {
@@ -308,4 +324,13 @@ func (r *fakeRepo) RewrapKey(_ context.Context, k app.WrappedKey, next []byte) (
 	b.WrappedKey = next
 	r.blobs[k.TenantID+string(k.SHA256[:])] = b
 	return true, nil
+}
+
+func (r *fakeRepo) AddressSample(context.Context) (string, [32]byte, string, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.sessions {
+		return s.TenantID, s.ExpectedSHA256, s.Address, true, nil
+	}
+	return "", [32]byte{}, "", false, nil
 }

@@ -85,6 +85,9 @@ type Repository interface {
 	// Progress records the session's progress and state and releases the
 	// lease (ErrLeaseLost when it is no longer token's).
 	Progress(ctx context.Context, s domain.Session, token string) error
+	// SessionKeyForUpdate locks an open session under token's lease and
+	// returns its wrapped key as stored now (ErrLeaseLost otherwise).
+	SessionKeyForUpdate(ctx context.Context, tenant, id, token string) ([]byte, error)
 	// Close ends an open session; ok is false when it was not open.
 	Close(ctx context.Context, tenant, id string, state domain.State, reason string) (domain.Session, bool, error)
 	ExpireDue(ctx context.Context, now time.Time, limit int) ([]domain.Session, error)
@@ -118,6 +121,9 @@ type Repository interface {
 	BlobKeysAfter(ctx context.Context, after WrappedKey, limit int) ([]WrappedKey, error)
 	SessionKeysAfter(ctx context.Context, after WrappedKey, limit int) ([]WrappedKey, error)
 	RewrapKey(ctx context.Context, k WrappedKey, next []byte) (bool, error)
+	// AddressSample is one stored address with its tenant and digest
+	// (ok false: nothing stored yet).
+	AddressSample(ctx context.Context) (tenant string, sha [32]byte, address string, ok bool, err error)
 }
 
 // Store is the object store (blobstore.Store).

@@ -50,6 +50,9 @@ func (s *Service) Rewrap(ctx context.Context, batch int, check bool) (RewrapRepo
 	if batch < 1 || batch > 10_000 {
 		return RewrapReport{}, fmt.Errorf("rewrap: batch must be 1..10000, got %d", batch)
 	}
+	if err := s.CheckAddressKey(ctx); err != nil {
+		return RewrapReport{}, err
+	}
 	var rep RewrapReport
 	for rep.Rounds < rewrapRounds {
 		rep.Rounds++
@@ -71,6 +74,27 @@ func (s *Service) Rewrap(ctx context.Context, batch int, check bool) (RewrapRepo
 		}
 	}
 	return rep, nil
+}
+
+// ErrAddressKey: the configured address key is not the one the stored
+// content was addressed with.
+var ErrAddressKey = errors.New("the content-address key is not the one this database's attachments were addressed with: " +
+	"after a master-key rotation keep OML_ADDRESS_KEY_FILE (docs/OPERATIONS.md, Rotating keys)")
+
+// CheckAddressKey compares one stored address with the address the
+// configured key makes for it, so that a master key replaced without its
+// address key (equal content would land on a second address, and the
+// address locks that order completion against shredding would no longer
+// meet) is refused at start.
+func (s *Service) CheckAddressKey(ctx context.Context) error {
+	tenant, sha, address, ok, err := s.Repo.AddressSample(ctx)
+	if err != nil || !ok {
+		return err
+	}
+	if s.Keys.Address(tenant, sha) != address {
+		return ErrAddressKey
+	}
+	return nil
 }
 
 // rewrapPass reads every stored data key once, rewrapping (unless check)

@@ -1,9 +1,11 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -25,6 +27,7 @@ func TestRewrap(t *testing.T) {
 	during, _ := seal.NewKeys(seal.Secrets{Master: newMaster, Previous: [][]byte{oldMaster}, Address: addr})
 	after, _ := seal.NewKeys(seal.Secrets{Master: newMaster, Address: addr})
 	stranger, _ := seal.NewKeys(seal.Secrets{Master: make([]byte, 32)})
+	after2, _ := seal.NewKeys(seal.Secrets{Master: newMaster}) // the address key not kept
 
 	repo, j := newFakeRepo(), &fakeJournal{}
 	put := func(k *seal.Keys, tenant string, i int) {
@@ -40,12 +43,18 @@ func TestRewrap(t *testing.T) {
 	put(after, "tn_a", 99)
 	put(stranger, "tn_b", 99)
 	dk, _ := seal.NewDataKey()
-	w, _ := before.Wrap(dk, "tn_a", "addr-open")
-	repo.sessions["up_1"] = domain.Session{ID: "up_1", TenantID: "tn_a", State: domain.Open, Address: "addr-open", WrappedKey: w}
-	repo.sessions["up_2"] = domain.Session{ID: "up_2", TenantID: "tn_a", State: domain.Complete, Address: "addr-done"}
+	openSHA, doneSHA := sha256.Sum256([]byte("open")), sha256.Sum256([]byte("done"))
+	openAddr := before.Address("tn_a", openSHA)
+	w, _ := before.Wrap(dk, "tn_a", openAddr)
+	repo.sessions["up_1"] = domain.Session{ID: "up_1", TenantID: "tn_a", State: domain.Open, ExpectedSHA256: openSHA, Address: openAddr, WrappedKey: w}
+	repo.sessions["up_2"] = domain.Session{ID: "up_2", TenantID: "tn_a", State: domain.Complete, ExpectedSHA256: doneSHA, Address: before.Address("tn_a", doneSHA)}
 
 	svc := app.New(app.Deps{Repo: repo, Journal: j, Tx: inline{}, Keys: during})
 	ctx := context.Background()
+	// Another address key than the data's is refused before anything moves.
+	if _, err := app.New(app.Deps{Repo: repo, Journal: j, Tx: inline{}, Keys: after2}).Rewrap(ctx, 10, false); !errors.Is(err, app.ErrAddressKey) {
+		t.Fatalf("rewrap under another address key: %v", err)
+	}
 	if _, err := svc.Rewrap(ctx, 0, false); err == nil {
 		t.Fatal("batch 0 accepted")
 	}
@@ -80,7 +89,35 @@ func TestRewrap(t *testing.T) {
 			t.Fatalf("blob %s not under the new master alone: %v", b.Address, err)
 		}
 	}
-	if _, err := after.Unwrap(repo.sessions["up_1"].WrappedKey, "tn_a", "addr-open"); err != nil {
+	if _, err := after.Unwrap(repo.sessions["up_1"].WrappedKey, "tn_a", openAddr); err != nil {
 		t.Fatalf("open session not rewrapped: %v", err)
+	}
+}
+
+// A rewrap between a writer's lease and its completion is not lost: the
+// blob takes the session's wrapped key as stored at completion, not the
+// copy read with the lease.
+func TestCompletionTakesTheStoredKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var moved []byte
+	b.repo.leased = func(id string) {
+		s := b.repo.sessions[id] // the fake holds its lock here
+		dk, err := b.svc.Keys.Unwrap(s.WrappedKey, s.TenantID, s.Address)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		moved, _ = b.svc.Keys.Wrap(dk, s.TenantID, s.Address)
+		s.WrappedKey = moved
+		b.repo.sessions[id] = s
+	}
+	ses := completed(t, b, b.ctx, "quote AM-7741")
+	blob, err := b.repo.BlobGet(context.Background(), tenant, ses.ExpectedSHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved == nil || !bytes.Equal(blob.WrappedKey, moved) {
+		t.Fatal("the blob kept the key read with the lease, not the one stored at completion")
 	}
 }

@@ -298,9 +298,15 @@ func (s *Service) complete(ctx context.Context, c auth.Caller, ses domain.Sessio
 			// The content was shredded since the check above: store it.
 			return errRetryComplete
 		case errors.Is(err, ErrNotFound):
+			// The key as stored now, not as leased: a master-key rewrap
+			// may have moved it since (oml-server rewrap).
+			wrapped, err := s.Repo.SessionKeyForUpdate(ctx, c.TenantID, ses.ID, token)
+			if err != nil {
+				return err
+			}
 			if err := s.Repo.BlobInsert(ctx, Blob{
 				TenantID: c.TenantID, SHA256: ses.ExpectedSHA256, Address: ses.Address, ObjectKey: ses.ObjectKey,
-				Size: ses.Size, PartSize: ses.PartSize, PartWrites: append([]int64(nil), ses.PartWrites...), WrappedKey: ses.WrappedKey, CreatedAt: now,
+				Size: ses.Size, PartSize: ses.PartSize, PartWrites: append([]int64(nil), ses.PartWrites...), WrappedKey: wrapped, CreatedAt: now,
 			}); err != nil {
 				return err
 			}

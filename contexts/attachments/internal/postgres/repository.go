@@ -148,6 +148,14 @@ func (r *Repository) Progress(ctx context.Context, s domain.Session, token strin
 	return nil
 }
 
+func (r *Repository) SessionKeyForUpdate(ctx context.Context, tenant, id, token string) ([]byte, error) {
+	key, err := r.q.SessionKeyForUpdate(ctx, r.conn(ctx), dbsqlc.SessionKeyForUpdateParams{TenantID: tenant, ID: id, Token: &token})
+	if pg.IsNoRows(err) {
+		return nil, app.ErrLeaseLost
+	}
+	return key, err
+}
+
 func (r *Repository) Close(ctx context.Context, tenant, id string, state domain.State, reason string) (domain.Session, bool, error) {
 	row, err := r.q.SessionClose(ctx, r.conn(ctx), dbsqlc.SessionCloseParams{State: string(state), Reason: &reason, TenantID: tenant, ID: id})
 	if pg.IsNoRows(err) {
@@ -310,4 +318,15 @@ func (r *Repository) RewrapKey(ctx context.Context, k app.WrappedKey, next []byt
 		n, err = r.q.BlobKeyRewrap(ctx, r.conn(ctx), dbsqlc.BlobKeyRewrapParams{Next: next, TenantID: k.TenantID, Sha256: k.SHA256[:], Prev: k.Wrapped})
 	}
 	return n == 1, err
+}
+
+func (r *Repository) AddressSample(ctx context.Context) (string, [32]byte, string, bool, error) {
+	rows, err := r.q.AddressSample(ctx, r.conn(ctx))
+	if pg.IsCode(err, "42P01") {
+		return "", [32]byte{}, "", false, nil // not migrated yet: nothing stored
+	}
+	if err != nil || len(rows) == 0 {
+		return "", [32]byte{}, "", false, err
+	}
+	return rows[0].TenantID, sha(rows[0].ExpectedSha256), rows[0].Address, true, nil
 }

@@ -42,6 +42,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // SegmentSize is the plaintext length of every segment but an object's
@@ -97,6 +98,8 @@ func NewKeys(s Secrets) (*Keys, error) {
 		}
 	case len(s.Address) != keySize:
 		return nil, fmt.Errorf("seal: address key must be %d bytes, got %d", keySize, len(s.Address))
+	case hmac.Equal(s.Address, s.Master) || slices.ContainsFunc(s.Previous, func(m []byte) bool { return hmac.Equal(s.Address, m) }):
+		return nil, errors.New("seal: the address key file holds a master key, not the address key rotate-master-key wrote")
 	default:
 		k.address = s.Address
 	}

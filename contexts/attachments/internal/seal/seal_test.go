@@ -191,6 +191,8 @@ func TestKeysRotation(t *testing.T) {
 	for _, bad := range []Secrets{
 		{Master: newMaster, Previous: [][]byte{oldMaster[:31]}},
 		{Master: newMaster, Address: addrKey[:16]},
+		{Master: newMaster, Address: newMaster},
+		{Master: newMaster, Previous: [][]byte{oldMaster}, Address: oldMaster},
 		{Master: nil},
 	} {
 		if _, err := NewKeys(bad); err == nil {

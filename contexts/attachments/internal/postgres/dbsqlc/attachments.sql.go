@@ -25,6 +25,38 @@ func (q *Queries) AddressLock(ctx context.Context, db DBTX, arg AddressLockParam
 	return err
 }
 
+const addressSample = `-- name: AddressSample :many
+SELECT tenant_id, expected_sha256, address FROM attachments.sessions LIMIT 1
+`
+
+type AddressSampleRow struct {
+	TenantID       string
+	ExpectedSha256 []byte
+	Address        string
+}
+
+// One stored content address with what it was made from, for the
+// startup check that the address key is the one the data was made with.
+func (q *Queries) AddressSample(ctx context.Context, db DBTX) ([]AddressSampleRow, error) {
+	rows, err := db.Query(ctx, addressSample)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AddressSampleRow
+	for rows.Next() {
+		var i AddressSampleRow
+		if err := rows.Scan(&i.TenantID, &i.ExpectedSha256, &i.Address); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const bindingGet = `-- name: BindingGet :one
 SELECT tenant_id, artifact_id, sha256, session_id, media_type, size_bytes FROM attachments.bindings WHERE tenant_id = $1 AND artifact_id = $2 AND sha256 = $3
 `
@@ -599,6 +631,28 @@ func (q *Queries) SessionInsert(ctx context.Context, db DBTX, arg SessionInsertP
 		arg.ExpiresAt,
 	)
 	return err
+}
+
+const sessionKeyForUpdate = `-- name: SessionKeyForUpdate :one
+SELECT wrapped_key FROM attachments.sessions
+WHERE tenant_id = $1 AND id = $2 AND state = 'open' AND lease_token = $3
+FOR UPDATE
+`
+
+type SessionKeyForUpdateParams struct {
+	TenantID string
+	ID       string
+	Token    *string
+}
+
+// The session's wrapped data key as it is now, its row locked for the
+// completion that moves the key to the blob: a rewrap since the lease
+// (oml-server rewrap) is not lost.
+func (q *Queries) SessionKeyForUpdate(ctx context.Context, db DBTX, arg SessionKeyForUpdateParams) ([]byte, error) {
+	row := db.QueryRow(ctx, sessionKeyForUpdate, arg.TenantID, arg.ID, arg.Token)
+	var wrapped_key []byte
+	err := row.Scan(&wrapped_key)
+	return wrapped_key, err
 }
 
 const sessionKeyRewrap = `-- name: SessionKeyRewrap :execrows
