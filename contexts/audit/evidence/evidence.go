@@ -263,6 +263,11 @@ func Verify(f *File, pub ed25519.PublicKey, earlier ...ed25519.PublicKey) Report
 	bad := func(record, format string, args ...any) {
 		rep.Problems = append(rep.Problems, Problem{Record: record, Reason: fmt.Sprintf(format, args...)})
 	}
+	// ed25519.Verify panics on a key of another length: refuse instead.
+	if len(pub) != ed25519.PublicKeySize || slices.ContainsFunc(earlier, func(k ed25519.PublicKey) bool { return len(k) != ed25519.PublicKeySize }) {
+		bad("signing_key", "a key given is not an Ed25519 public key")
+		return rep
+	}
 	if f.Format != Format {
 		bad("file", "format %q, want %q", f.Format, Format)
 	}
