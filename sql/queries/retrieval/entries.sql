@@ -54,8 +54,8 @@ ON CONFLICT (tenant_id) DO UPDATE SET
     lexemes = greatest(retrieval.corpus.lexemes + sqlc.arg(lexemes_delta)::bigint, 0);
 
 -- name: CorpusLock :exec
--- Takes the tenant's corpus row first (creating it if need be): every unit
--- of work that changes the serving tier locks it before any lexeme row, so
+-- Takes the tenant's corpus row (creating it if need be): every unit of
+-- work that changes the serving tier locks it before any lexeme row, so
 -- one that indexes one version and withdraws another cannot deadlock with
 -- another promotion.
 INSERT INTO retrieval.corpus (tenant_id, docs, lexemes) VALUES (@tenant_id, 0, 0)

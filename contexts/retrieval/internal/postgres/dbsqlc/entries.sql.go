@@ -36,8 +36,8 @@ INSERT INTO retrieval.corpus (tenant_id, docs, lexemes) VALUES ($1, 0, 0)
 ON CONFLICT (tenant_id) DO UPDATE SET docs = retrieval.corpus.docs
 `
 
-// Takes the tenant's corpus row first (creating it if need be): every unit
-// of work that changes the serving tier locks it before any lexeme row, so
+// Takes the tenant's corpus row (creating it if need be): every unit of
+// work that changes the serving tier locks it before any lexeme row, so
 // one that indexes one version and withdraws another cannot deadlock with
 // another promotion.
 func (q *Queries) CorpusLock(ctx context.Context, db DBTX, tenantID string) error {
