@@ -38,6 +38,24 @@ func database(ctx context.Context, getenv func(string) string) (config.Config, *
 	return cfg, db, runner, nil
 }
 
+// currentDatabase opens the configured database for cmd and refuses one
+// whose schema is not at this binary's version.
+func currentDatabase(ctx context.Context, getenv func(string) string, cmd string) (config.Config, *pg.DB, error) {
+	cfg, db, runner, err := database(ctx, getenv)
+	if err != nil {
+		return cfg, nil, err
+	}
+	v, err := runner.Current(ctx)
+	if err == nil && v != runner.Latest() {
+		err = fmt.Errorf("%s: database schema is at version %d of %d; run `oml-server migrate` first", cmd, v, runner.Latest())
+	}
+	if err != nil {
+		db.Close()
+		return cfg, nil, err
+	}
+	return cfg, db, nil
+}
+
 func migrateCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	_, db, runner, err := database(ctx, getenv)
 	if err != nil {
@@ -107,16 +125,11 @@ func bootstrap(ctx context.Context, args []string, getenv func(string) string, s
 	if *tenant == "" {
 		return errors.New("bootstrap: --tenant is required")
 	}
-	_, db, runner, err := database(ctx, getenv)
+	_, db, err := currentDatabase(ctx, getenv, "bootstrap")
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if v, err := runner.Current(ctx); err != nil {
-		return err
-	} else if v != runner.Latest() {
-		return fmt.Errorf("bootstrap: database schema is at version %d of %d; run `oml-server migrate` first", v, runner.Latest())
-	}
 	// Bootstrap needs only the access context (and no deployment keys).
 	acc := access.New(access.Deps{DB: db, Journal: journal.New(db, nil), Idempotency: idempotency.New(db)})
 	res, err := acc.Bootstrap(ctx, *tenant)
@@ -144,16 +157,11 @@ func reindex(ctx context.Context, args []string, getenv func(string) string, std
 	if *language != "" && *tenant == "" {
 		return errors.New("reindex: --fts-language needs --tenant (the language is a tenant setting)")
 	}
-	cfg, db, runner, err := database(ctx, getenv)
+	cfg, db, err := currentDatabase(ctx, getenv, "reindex")
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if v, err := runner.Current(ctx); err != nil {
-		return err
-	} else if v != runner.Latest() {
-		return fmt.Errorf("reindex: database schema is at version %d of %d; run `oml-server migrate` first", v, runner.Latest())
-	}
 	ret, err := retrieval.New(retrieval.Deps{DB: db, Embedder: embedderConfig(cfg)})
 	if err != nil {
 		return err

@@ -131,16 +131,11 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, db, runner, err := database(ctx, getenv)
+	cfg, db, err := currentDatabase(ctx, getenv, "rewrap")
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if v, err := runner.Current(ctx); err != nil {
-		return err
-	} else if v != runner.Latest() {
-		return fmt.Errorf("rewrap: database schema is at version %d of %d; run `oml-server migrate` first", v, runner.Latest())
-	}
 	k, err := loadMasterKeys(cfg)
 	if err != nil {
 		return fmt.Errorf("rewrap: %w", err)
