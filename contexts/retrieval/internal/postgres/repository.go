@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -274,8 +275,8 @@ LIMIT $6`
 // rather than by sqlc because the embedding's dimension is part of the
 // expression the HNSW index is built on (embedding::halfvec(N)), and a
 // type modifier cannot be a parameter. Exact search orders by an
-// expression the index does not match, so Postgres scans the filtered
-// rows. An overfetch walks the index once for the plan's candidates
+// expression the HNSW index does not match, so Postgres scans the
+// scope's rows in the model's scope index (EnsureVectorIndex). An overfetch walks the index once for the plan's candidates
 // (the candidate list as wide) in a subquery whose LIMIT keeps the filter
 // outside it; a filtered search lets the index walk with iterative scans
 // until enough rows pass the filter. The model, the only inlined string,
@@ -290,8 +291,21 @@ func (r *Repository) Vector(ctx context.Context, tenant, model string, dim int, 
 	var settings, sql string
 	switch s.Method {
 	case domain.Exact:
+		// The scope's workareas come from the maintained counts (the
+		// filter applied to their paths, the entries' own paths checked
+		// again), so the scan is an index-only one of the model's scope
+		// index, workarea by workarea, rather than a visit to each row's
+		// heap page or, when the planner misjudges a scope, the table.
+		// The entries' own path tests are hidden from the planner (IS
+		// TRUE), which would otherwise read a leaf workarea's rows through
+		// the path index, one heap page a row.
 		sql = `SELECT artifact_id, ` + expr + ` AS distance FROM retrieval.entries
-WHERE ` + modelIs + ` AND ` + filter + `
+WHERE ` + modelIs + ` AND tenant_id = $1 AND kind <> 'steering' AND (simulation_id IS NULL OR simulation_id = ANY($7::text[]))
+  AND (workarea_id_path <@ $3::text::ltree AND $4::text[]::ltree[] @> workarea_id_path
+       AND NOT ($5::text[]::ltree[] @> workarea_id_path)) IS TRUE
+  AND workarea_id = ANY (ARRAY (SELECT c.workarea_id FROM retrieval.workarea_counts c
+      WHERE c.tenant_id = $1 AND c.n > 0 AND c.id_path <@ $3::text::ltree
+        AND $4::text[]::ltree[] @> c.id_path AND NOT ($5::text[]::ltree[] @> c.id_path)))
 ORDER BY ` + expr + ` + 0 LIMIT $6`
 	case domain.Overfetch:
 		settings = fmt.Sprintf("SET LOCAL hnsw.iterative_scan = off; SET LOCAL hnsw.ef_search = %d", s.Candidates)
@@ -445,19 +459,24 @@ func (r *Repository) RebuildFullText(ctx context.Context, tenant, artifact strin
 	return r.q.CorpusAdd(ctx, conn, dbsqlc.CorpusAddParams{TenantID: tenant, Delta: 0, LexemesDelta: delta})
 }
 
-// EnsureVectorIndex builds, if it is missing, the partial HNSW index the
-// vector leg uses for a model's rows (cosine over halfvec(dim)), without
-// blocking writes (CREATE INDEX CONCURRENTLY, so outside any transaction)
-// and with one maintenance worker (pgvector 0.8.0's parallel build bug).
-// It reports whether it built one.
+// EnsureVectorIndex builds, if they are missing, the model's partial
+// indexes the vector leg uses: the HNSW index (cosine over
+// halfvec(dim)), with one maintenance worker (pgvector 0.8.0's parallel
+// build bug), and the scope index exact scans read (when the model's
+// vectors fit a B-tree tuple: dim ≤ MaxScopeIndexDim). Both are built
+// without blocking writes (CREATE INDEX CONCURRENTLY, so outside any
+// transaction). It reports whether it built one.
 func (r *Repository) EnsureVectorIndex(ctx context.Context, model string, dim int) (bool, error) {
-	name := VectorIndexName(model, dim)
-	var exists bool
-	if err := r.db.Pool.QueryRow(ctx, `SELECT to_regclass('retrieval.' || $1) IS NOT NULL`, name).Scan(&exists); err != nil {
-		return false, err
+	quoted := strings.ReplaceAll(model, "'", "''")
+	ddl := map[string]string{
+		VectorIndexName(model, dim): fmt.Sprintf(`CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON retrieval.entries
+    USING hnsw ((embedding::halfvec(%d)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 200)
+    WHERE embedding_model = '%s'`, VectorIndexName(model, dim), dim, quoted),
 	}
-	if exists {
-		return false, nil
+	if dim <= MaxScopeIndexDim {
+		ddl[ScopeIndexName(model, dim)] = fmt.Sprintf(`CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON retrieval.entries (tenant_id, workarea_id)
+    INCLUDE (artifact_id, simulation_id, workarea_id_path, embedding)
+    WHERE embedding_model = '%s' AND kind <> 'steering'`, ScopeIndexName(model, dim), quoted)
 	}
 	conn, err := r.db.Pool.Acquire(ctx)
 	if err != nil {
@@ -467,22 +486,41 @@ func (r *Repository) EnsureVectorIndex(ctx context.Context, model string, dim in
 	if _, err := conn.Exec(ctx, "SET max_parallel_maintenance_workers = 0"); err != nil {
 		return false, err
 	}
-	ddl := fmt.Sprintf(`CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON retrieval.entries
-    USING hnsw ((embedding::halfvec(%d)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 200)
-    WHERE embedding_model = '%s'`, name, dim, strings.ReplaceAll(model, "'", "''"))
-	if _, err := conn.Exec(ctx, ddl); err != nil {
-		return false, fmt.Errorf("build %s: %w", name, err)
+	// Best effort: the connection goes back to the pool either way.
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "RESET max_parallel_maintenance_workers") }()
+	built := false
+	for _, name := range slices.Sorted(maps.Keys(ddl)) {
+		var exists bool
+		if err := conn.QueryRow(ctx, `SELECT to_regclass('retrieval.' || $1) IS NOT NULL`, name).Scan(&exists); err != nil {
+			return built, err
+		}
+		if exists {
+			continue
+		}
+		if _, err := conn.Exec(ctx, ddl[name]); err != nil {
+			return built, fmt.Errorf("build %s: %w", name, err)
+		}
+		built = true
 	}
-	_, err = conn.Exec(ctx, "RESET max_parallel_maintenance_workers")
-	return true, err
+	return built, nil
 }
+
+// MaxScopeIndexDim is the widest embedding a scope index holds: a B-tree
+// tuple is at most about 2.7 KB, and a halfvec takes 2 bytes a dimension.
+// A wider model's exact scans read the heap.
+const MaxScopeIndexDim = 1024
 
 // VectorIndexName names a model's HNSW index: the built-in embedder's
 // keeps the name its migration gave it; others get a readable prefix and
 // a digest of the model and dimension.
-func VectorIndexName(model string, dim int) string {
+func VectorIndexName(model string, dim int) string { return indexName("hnsw", model, dim) }
+
+// ScopeIndexName names a model's scope index, as VectorIndexName does.
+func ScopeIndexName(model string, dim int) string { return indexName("scope", model, dim) }
+
+func indexName(kind, model string, dim int) string {
 	if model == fmt.Sprintf("oml-builtin-v2-%d", dim) && dim == 384 {
-		return "entries_hnsw_builtin_384"
+		return "entries_" + kind + "_builtin_384"
 	}
 	var b strings.Builder
 	for _, c := range strings.ToLower(model) {
@@ -494,7 +532,7 @@ func VectorIndexName(model string, dim int) string {
 		}
 	}
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%s/%d", model, dim)))
-	return fmt.Sprintf("entries_hnsw_%s_%d_%x", b.String(), dim, sum[:4])
+	return fmt.Sprintf("entries_%s_%s_%d_%x", kind, b.String(), dim, sum[:4])
 }
 
 // ReadLogList lists read-log rows by f, newest first.

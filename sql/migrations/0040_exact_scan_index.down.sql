@@ -1,0 +1,1 @@
+DROP INDEX retrieval.entries_scope_builtin_384;
