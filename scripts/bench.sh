@@ -87,7 +87,7 @@ echo
 echo "## Recall latency and vector-leg recall by corpus size, scope width and concurrency"
 echo
 echo "\`RECALL_SIZES=${RECALL_SIZES:-10000,100000} go test -run '^\$' -bench Recall -benchtime 1x -timeout 2h ./contexts/retrieval\`"
-RECALL_SIZES=${RECALL_SIZES:-10000,100000} go test -run '^$' -bench Recall -benchtime 1x -timeout 2h ./contexts/retrieval | tee var/bench/recall.txt | awk '/^[|]/ || /^Median/ { print; t = 1; next } t && /^$/ { print; t = 0 }'
+RECALL_SIZES=${RECALL_SIZES:-10000,100000} go test -run '^$' -bench Recall -benchtime 1x -timeout 2h ./contexts/retrieval | tee var/bench/recall.txt | awk '/^[|]/ || /^Median/ || /^CPU per/ || /^The baseline/ { print; t = 1; next } t && /^$/ { print; t = 0 }'
 
 echo
 echo "## The notification trailer on a call with nothing pending"

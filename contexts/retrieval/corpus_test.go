@@ -5,13 +5,17 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	pgvector "github.com/pgvector/pgvector-go"
+
 	"github.com/omlhub/oml/contexts/retrieval/internal/app"
 	"github.com/omlhub/oml/contexts/retrieval/internal/embed"
-	"github.com/omlhub/oml/contexts/retrieval/internal/postgres"
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/platform/scope"
@@ -138,41 +142,138 @@ func (l *loaded) resume(ctx context.Context, tb testing.TB, db *pg.DB) {
 	}
 }
 
-// load writes entries [len(l.texts), n) through the serving tier's
-// adapter, in transactions of 500, embedding them with the built-in
-// embedder as admission's submission would.
+// load writes entries [len(l.texts), n) in bulk, as a restore would: the
+// texts embedded with the built-in embedder on every core, then COPY into
+// a temporary table and one INSERT … SELECT per 10,000 entries, which
+// parses each text with retrieval.entry_tsv as promotion does. The table's
+// full-text and path indexes are dropped for the load and rebuilt once
+// from their own definitions; the lexeme frequencies, the corpus row and
+// the per-workarea counts are then recomputed from the entries, so they
+// are exact whatever an interrupted earlier load left. The HNSW index is
+// the caller's (buildVectorIndex). The corpus is the one an adapter-by-
+// adapter load wrote before (the same draws in the same order).
 func (l *loaded) load(ctx context.Context, tb testing.TB, db *pg.DB, c *corpus, n int) {
 	tb.Helper()
-	repo := postgres.New(db)
+	const batch = 10000
 	emb := embed.NewBuiltin(embed.DefaultDim)
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for start := len(l.texts); start < n; start += 500 {
-		end := min(start+500, n)
-		var texts []string
+	rebuild := withoutIndexes(ctx, tb, db, "entries_tsv", "entries_path", "entries_scope_builtin_384")
+	for start := len(l.texts); start < n; start += batch {
+		end := min(start+batch, n)
+		texts := make([]string, 0, end-start)
 		for range end - start {
 			texts = append(texts, c.text())
 		}
-		vecs, err := emb.Embed(ctx, embed.Document, texts, nil)
-		if err != nil {
-			tb.Fatal(err)
+		vecs := embedAll(ctx, tb, emb, texts)
+		rows := make([][]any, len(texts))
+		for i, text := range texts {
+			id, lf := start+i, c.rng.IntN(1000)
+			rows[i] = []any{fmt.Sprintf("art_%08d", id), "wa_" + leaf(lf), leaf(lf), fmt.Sprintf("k%d", id), text,
+				pgvector.NewHalfVector(vecs[i]), at.Add(time.Duration(id) * time.Second)}
+			l.leaves = append(l.leaves, lf)
 		}
-		err = db.InTx(ctx, func(ctx context.Context) error {
-			for i, text := range texts {
-				id, lf := start+i, c.rng.IntN(1000)
-				e := app.Entry{
-					TenantID: benchTen, ArtifactID: fmt.Sprintf("art_%08d", id), WorkareaID: "wa_" + leaf(lf), WorkareaIDPath: leaf(lf),
-					Kind: "memory", ClaimKey: fmt.Sprintf("k%d", id), Version: 1, Text: text, PromotedAt: at.Add(time.Duration(id) * time.Second),
-					Embedding: vecs[i], Model: emb.Model(),
-				}
-				if err := repo.Index(ctx, e); err != nil {
-					return err
-				}
-				l.texts, l.leaves = append(l.texts, text), append(l.leaves, lf)
+		l.texts = append(l.texts, texts...)
+		err := pgx.BeginFunc(ctx, db.Pool, func(conn pgx.Tx) error {
+			if _, err := conn.Exec(ctx, `CREATE TEMP TABLE load_entries (artifact_id text, workarea_id text, path text, claim_key text,
+    text text, embedding halfvec, promoted_at timestamptz) ON COMMIT DROP`); err != nil {
+				return err
 			}
-			return nil
+			cols := []string{"artifact_id", "workarea_id", "path", "claim_key", "text", "embedding", "promoted_at"}
+			if _, err := conn.CopyFrom(ctx, pgx.Identifier{"load_entries"}, cols, pgx.CopyFromRows(rows)); err != nil {
+				return fmt.Errorf("copy: %w", err)
+			}
+			_, err := conn.Exec(ctx, `INSERT INTO retrieval.entries (tenant_id, artifact_id, workarea_id, workarea_id_path, kind, claim_key,
+    version, text, tsv, embedding, embedding_model, promoted_at)
+SELECT $1, artifact_id, workarea_id, path::ltree, 'memory', claim_key, 1, text, retrieval.entry_tsv('english', text),
+       embedding, $2, promoted_at
+FROM load_entries`, benchTen, emb.Model())
+			return err
 		})
 		if err != nil {
 			tb.Fatalf("load entries %d–%d: %v", start, end, err)
+		}
+	}
+	rebuild()
+	// The statistics promotion maintains one entry at a time, recomputed.
+	err := db.InTx(ctx, func(ctx context.Context) error {
+		conn := db.Conn(ctx)
+		for _, sql := range []string{
+			`DELETE FROM retrieval.term_df WHERE tenant_id = $1`,
+			`INSERT INTO retrieval.term_df (tenant_id, term, df)
+SELECT $1, t.term, count(*) FROM retrieval.entries e, unnest(tsvector_to_array(e.tsv)) AS t(term)
+WHERE e.tenant_id = $1 GROUP BY t.term`,
+			`INSERT INTO retrieval.corpus (tenant_id, docs, lexemes)
+SELECT $1, count(*), coalesce(sum(length(tsv)), 0) FROM retrieval.entries WHERE tenant_id = $1
+ON CONFLICT (tenant_id) DO UPDATE SET docs = EXCLUDED.docs, lexemes = EXCLUDED.lexemes`,
+			`DELETE FROM retrieval.workarea_counts WHERE tenant_id = $1`,
+			`INSERT INTO retrieval.workarea_counts (tenant_id, workarea_id, id_path, n)
+SELECT $1, workarea_id, workarea_id_path, count(*) FROM retrieval.entries WHERE tenant_id = $1 GROUP BY workarea_id, workarea_id_path`,
+		} {
+			if _, err := conn.Exec(ctx, sql, benchTen); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatalf("recompute the corpus statistics: %v", err)
+	}
+}
+
+// embedAll embeds documents with one worker per core, in order.
+func embedAll(ctx context.Context, tb testing.TB, emb *embed.Builtin, texts []string) [][]float32 {
+	tb.Helper()
+	out := make([][]float32, len(texts))
+	workers := runtime.GOMAXPROCS(0)
+	per := (len(texts) + workers - 1) / workers
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		lo, hi := min(w*per, len(texts)), min((w+1)*per, len(texts))
+		wg.Go(func() {
+			vecs, err := emb.Embed(ctx, embed.Document, texts[lo:hi], nil)
+			copy(out[lo:hi], vecs)
+			errs[w] = err
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return out
+}
+
+// withoutIndexes drops the named indexes of retrieval.entries and returns
+// a function that builds them again from their own definitions.
+func withoutIndexes(ctx context.Context, tb testing.TB, db *pg.DB, names ...string) func() {
+	tb.Helper()
+	var defs []string
+	for _, name := range names {
+		var def string
+		err := db.Pool.QueryRow(ctx, `SELECT pg_get_indexdef(to_regclass('retrieval.' || $1))`, name).Scan(&def)
+		if err != nil || def == "" {
+			tb.Fatalf("definition of index %s: %v", name, err)
+		}
+		var opts []string
+		err = db.Pool.QueryRow(ctx, `SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = to_regclass('retrieval.' || $1)`, name).Scan(&opts)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if len(opts) > 0 && !strings.Contains(def, " WITH (") {
+			def += " WITH (" + strings.Join(opts, ", ") + ")"
+		}
+		if _, err := db.Pool.Exec(ctx, `DROP INDEX retrieval.`+name); err != nil {
+			tb.Fatal(err)
+		}
+		defs = append(defs, def)
+	}
+	return func() {
+		for _, def := range defs {
+			if _, err := db.Pool.Exec(ctx, `SET maintenance_work_mem = '1GB'; `+def+`; RESET maintenance_work_mem`); err != nil {
+				tb.Fatalf("rebuild %s: %v", def, err)
+			}
 		}
 	}
 }

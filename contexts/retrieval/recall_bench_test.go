@@ -10,8 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/omlhub/oml/contexts/retrieval/internal/app"
 	"github.com/omlhub/oml/contexts/retrieval/internal/domain"
@@ -183,6 +186,7 @@ func TestVectorLegRecall(t *testing.T) {
 			t.Logf("width 0.1: %v forced, raw query %v: recall@10 %.3f", force, raw, recall)
 		}
 	}
+	exactReadsItsScope(ctx, t, db, l)
 	// Recall through the service answers from the right subtree.
 	svc := newBenchService(db)
 	q := c.query(l.texts[0])
@@ -200,13 +204,84 @@ func TestVectorLegRecall(t *testing.T) {
 	}
 }
 
+// exactReadsItsScope checks the exact scan, which finds a scope's rows
+// through the maintained per-workarea counts and the scope index, against
+// a plain scan of the table by path: the same rows in the same order,
+// with allow and deny lists that cut into the scope, an empty scope and
+// a workarea whose count row is missing (its rows are then left out, never
+// shown from outside the filter).
+func exactReadsItsScope(ctx context.Context, t *testing.T, db *pg.DB, l *loaded) {
+	t.Helper()
+	repo := postgres.New(db)
+	emb := embed.NewBuiltin(embed.DefaultDim)
+	vecs, err := emb.Embed(ctx, embed.Query, []string{l.texts[1]}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := func(f app.Filter) []string {
+		rows, err := db.Pool.Query(ctx, `SELECT artifact_id FROM retrieval.entries
+WHERE tenant_id = $1 AND embedding_model = $2 AND kind <> 'steering' AND workarea_id_path <@ $3::text::ltree
+  AND $4::text[]::ltree[] @> workarea_id_path AND NOT ($5::text[]::ltree[] @> workarea_id_path)
+ORDER BY (embedding::halfvec(384) <=> $6) + 0 LIMIT 20`, benchTen, emb.Model(), f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), pgvector.NewHalfVector(vecs[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	a := leaf(l.leaves[1])
+	b, c := a[:strings.LastIndex(a, ".")], a[:strings.Index(a[2:], ".")+2]
+	for _, f := range []app.Filter{
+		{Scope: a, Allow: []string{"r"}},
+		{Scope: b, Allow: []string{"r"}},
+		{Scope: c, Allow: []string{"r"}},
+		{Scope: c, Allow: []string{b}},
+		{Scope: b, Allow: []string{"r"}, Deny: []string{a}},
+		{Scope: "r.zz", Allow: []string{"r"}},
+		{Scope: c, Allow: []string{"r.zz"}},
+	} {
+		got, err := repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vecs[0], f, 20, domain.Search{Method: domain.Exact})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := plain(f); !slices.Equal(got, want) {
+			t.Errorf("exact scan of %+v: %v, a scan by path %v", f, got, want)
+		}
+	}
+	// Without its count row a workarea is out of every exact scan.
+	if _, err := db.Pool.Exec(ctx, `DELETE FROM retrieval.workarea_counts WHERE tenant_id = $1 AND id_path = $2::text::ltree`, benchTen, a); err != nil {
+		t.Fatal(err)
+	}
+	got, err := repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vecs[0], app.Filter{Scope: a, Allow: []string{"r"}}, 20, domain.Search{Method: domain.Exact})
+	if err != nil || len(got) != 0 {
+		t.Errorf("exact scan of a workarea without its count row: %v, %v", got, err)
+	}
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO retrieval.workarea_counts (tenant_id, workarea_id, id_path, n)
+SELECT tenant_id, workarea_id, workarea_id_path, count(*) FROM retrieval.entries WHERE tenant_id = $1 AND workarea_id_path = $2::text::ltree
+GROUP BY 1, 2, 3`, benchTen, a); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
 // BenchmarkRecall measures recall latency (the service's Recall: steering,
 // both legs, fusion, the read log) at growing corpus sizes, for scopes of
 // 100 %, 10 %, 1 % and 0.1 % of the rows at concurrency 1 and 16, with the
-// vector leg's recall@10 against exact search and the HNSW build time. The
-// rows are written through the serving tier's adapter. Sizes come from
-// RECALL_SIZES (default 10000,100000); RECALL_DATABASE_URL runs in an
-// existing database and keeps what an earlier run loaded there:
+// vector leg's recall@10 against exact search, the CPU a recall costs
+// beside a bare HNSW query's, and the load and HNSW build times. The rows
+// are bulk-loaded (loaded.load: COPY, the indexes built once). Sizes come
+// from RECALL_SIZES (default 10000,100000); RECALL_DATABASE_URL runs in an
+// existing database and keeps what an earlier run loaded there (a million
+// entries load in about 3 minutes and index in about 25):
 //
 //	go test -run '^$' -bench Recall -benchtime 1x -timeout 2h ./contexts/retrieval
 func BenchmarkRecall(b *testing.B) {
@@ -233,7 +308,7 @@ func BenchmarkRecall(b *testing.B) {
 	repo := &timedRepo{Repository: postgres.New(db)}
 	svc := newBenchService(db)
 	svc.Repo = repo
-	var builds, stages []string
+	var builds, stages, costs, bare, warmed []string
 	fmt.Printf("\n| rows | scope | rows in scope | vector search | c | p50 ms | p99 ms | recalls/s | vector recall@10 | without feedback |\n")
 	fmt.Printf("| ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, n := range sizes {
@@ -254,6 +329,7 @@ func BenchmarkRecall(b *testing.B) {
 			buildVectorIndex(ctx, b, db)
 			builds = append(builds, fmt.Sprintf("| %d | %s | %.1f s |", n, loadTime, time.Since(start).Seconds()))
 		}
+		warmed = append(warmed, fmt.Sprintf("| %d | %s |", n, prewarm(ctx, b, db)))
 		// A server's pooled connections are long-lived; a new Postgres
 		// backend runs its first queries several times slower (on this VM
 		// the first HNSW walk of a backend took 130 ms, the tenth 1.5 ms,
@@ -264,6 +340,16 @@ func BenchmarkRecall(b *testing.B) {
 			queries, scopes := queriesAt(c, l, w, 160)
 			runRecalls(benchCaller(ctx), b, svc, queries, scopes, 16)
 		}
+		// The baseline: a bare top-10 HNSW query on the same index, the
+		// whole tree's queries, at concurrency 16.
+		{
+			queries, _ := queriesAt(c, l, 1, 1600)
+			cpu0 := readCPU(b)
+			lat, elapsed := runBare(ctx, b, db, queries, 16)
+			cpu := readCPU(b).since(cpu0, len(lat))
+			bare = append(bare, fmt.Sprintf("| %d | %.0f | %.2f | %.2f | %.2f | %.2f |", n, float64(len(lat))/elapsed.Seconds(),
+				ms(pct(lat, 0.5)), cpu.service, cpu.postgres, cpu.service+cpu.postgres))
+		}
 		for _, w := range widths {
 			queries, scopes := queriesAt(c, l, w, 50)
 			recall, plan := vectorRecall(ctx, b, db, queries, scopes, false, nil)
@@ -272,7 +358,13 @@ func BenchmarkRecall(b *testing.B) {
 				total := max(400, 50*conc) // 400 at c=1, 800 at c=16
 				queries, scopes := queriesAt(c, l, w, total)
 				repo.reset()
+				cpu0 := readCPU(b)
 				lat, elapsed := runRecalls(benchCaller(ctx), b, svc, queries, scopes, conc)
+				if conc == 16 {
+					cpu := readCPU(b).since(cpu0, len(lat))
+					costs = append(costs, fmt.Sprintf("| %d | %g %% | %.0f | %.2f | %.2f | %.2f |", n, w*100,
+						float64(len(lat))/elapsed.Seconds(), cpu.service, cpu.postgres, cpu.service+cpu.postgres))
+				}
 				fmt.Printf("| %d | %g %% | %d | %s | %d | %.2f | %.2f | %.0f | %.3f | %.3f |\n",
 					n, w*100, int(float64(n)*w), plan, conc, ms(pct(lat, 0.5)), ms(pct(lat, 0.99)),
 					float64(len(lat))/elapsed.Seconds(), recall, rawRecall)
@@ -282,8 +374,22 @@ func BenchmarkRecall(b *testing.B) {
 			}
 		}
 	}
-	fmt.Printf("\n| rows | load through the adapter | HNSW build (m 16, ef_construction 200, one worker) |\n| ---: | ---: | ---: |\n")
+	fmt.Printf("\n| rows | bulk load (COPY, full-text and path indexes) | HNSW build (m 16, ef_construction 200, one worker) |\n| ---: | ---: | ---: |\n")
 	for _, row := range builds {
+		fmt.Println(row)
+	}
+	fmt.Printf("\n| rows | table and indexes | shared_buffers | prewarmed (pg_prewarm) |\n| ---: | ---: | ---: | --- |\n")
+	for _, row := range warmed {
+		fmt.Println(row)
+	}
+	fmt.Printf("\nCPU per recall at concurrency 16 (machine CPU time over the run, split into this process's and the rest, which is Postgres):\n\n")
+	fmt.Printf("| rows | scope | recalls/s | CPU ms: service | CPU ms: Postgres | CPU ms in all |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, row := range costs {
+		fmt.Println(row)
+	}
+	fmt.Printf("\nThe baseline: one bare `ORDER BY embedding <=> $1 LIMIT 10` on the same HNSW index (ef_search 64), prepared, at concurrency 16:\n\n")
+	fmt.Printf("| rows | queries/s | p50 ms | CPU ms: client | CPU ms: Postgres | CPU ms in all |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, row := range bare {
 		fmt.Println(row)
 	}
 	fmt.Printf("\nMedian ms per stage at concurrency 1 (the rest of a recall is access, the snapshot's BEGIN/COMMIT, query embedding and fusion):\n\n")
@@ -394,6 +500,9 @@ func TestBuiltinIndexName(t *testing.T) {
 	if builtinIndex != "entries_hnsw_builtin_384" {
 		t.Fatalf("the adapter names %s's index %s, the migrations entries_hnsw_builtin_384", builtinModel, builtinIndex)
 	}
+	if got := postgres.ScopeIndexName(builtinModel, embed.DefaultDim); got != "entries_scope_builtin_384" {
+		t.Fatalf("the adapter names %s's scope index %s, the migrations entries_scope_builtin_384", builtinModel, got)
+	}
 }
 
 func hasVectorIndex(ctx context.Context, tb testing.TB, db *pg.DB) bool {
@@ -439,6 +548,31 @@ RESET max_parallel_maintenance_workers`, builtinIndex, embed.DefaultDim, builtin
 	}
 }
 
+// prewarm reads the serving tier's table and indexes into Postgres's
+// shared buffers (pg_prewarm), as a server that has run for a while has
+// them, when they fit in a tenth less than the buffers; otherwise recall
+// reads through the operating system's cache and the benchmark says so.
+func prewarm(ctx context.Context, b *testing.B, db *pg.DB) string {
+	var total, buffers int64
+	err := db.Pool.QueryRow(ctx, `SELECT sum(pg_relation_size(c.oid))::bigint,
+    (SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers')
+FROM pg_class c WHERE c.relnamespace = 'retrieval'::regnamespace AND (c.relname = 'entries' OR c.relname LIKE 'entries\_%')`).Scan(&total, &buffers)
+	if err != nil {
+		b.Fatal(err)
+	}
+	note := fmt.Sprintf("%d MB | %d MB", total>>20, buffers>>20)
+	if float64(total) > 0.9*float64(buffers) {
+		return note + " | no: recall reads through the OS cache"
+	}
+	_, err = db.Pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_prewarm;
+SELECT pg_prewarm(c.oid) FROM pg_class c
+WHERE c.relnamespace = 'retrieval'::regnamespace AND (c.relname = 'entries' OR c.relname LIKE 'entries\_%')`)
+	if err != nil {
+		b.Fatalf("prewarm: %v", err)
+	}
+	return note + " | yes"
+}
+
 // runRecalls runs the queries with conc workers and returns each call's
 // latency and the wall time.
 func runRecalls(ctx context.Context, b *testing.B, svc *app.Service, queries, scopes []string, conc int) ([]time.Duration, time.Duration) {
@@ -471,6 +605,100 @@ func runRecalls(ctx context.Context, b *testing.B, svc *app.Service, queries, sc
 		b.Fatal(firstErr)
 	}
 	return lat, time.Since(start)
+}
+
+// runBare runs a bare top-10 HNSW query for each query's raw embedding
+// with conc connections (hnsw.ef_search 64, as the whole-tree overfetch
+// at 100k walks), prepared once per connection, and returns each query's
+// latency and the wall time: what pgvector alone does for a recall's
+// vector search, the baseline recall's CPU is judged against.
+func runBare(ctx context.Context, b *testing.B, db *pg.DB, queries []string, conc int) ([]time.Duration, time.Duration) {
+	emb := embed.NewBuiltin(embed.DefaultDim)
+	vecs, err := emb.Embed(ctx, embed.Query, queries, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sql := fmt.Sprintf(`SELECT artifact_id FROM retrieval.entries WHERE embedding_model = '%s'
+ORDER BY embedding::halfvec(%d) <=> $1 LIMIT 10`, emb.Model(), emb.Dim())
+	lat := make([]time.Duration, len(vecs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	errs := make([]error, conc)
+	start := time.Now()
+	for w := range conc {
+		wg.Go(func() {
+			conn, err := db.Pool.Acquire(ctx)
+			if err != nil {
+				errs[w] = err
+				for range next {
+				}
+				return
+			}
+			defer conn.Release()
+			defer func() { _, _ = conn.Exec(ctx, "RESET hnsw.ef_search") }()
+			if _, err := conn.Exec(ctx, "SET hnsw.ef_search = 64"); err != nil {
+				errs[w] = err
+			}
+			for i := range next {
+				t0 := time.Now()
+				rows, err := conn.Query(ctx, sql, pgvector.NewHalfVector(vecs[i]))
+				if err == nil {
+					_, err = pgx.CollectRows(rows, pgx.RowTo[string])
+				}
+				lat[i] = time.Since(t0)
+				errs[w] = cmp.Or(errs[w], err)
+			}
+		})
+	}
+	for i := range vecs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return lat, time.Since(start)
+}
+
+// cpuTimes is the machine's busy CPU time (/proc/stat: user, nice,
+// system, irq, softirq; not idle, iowait or steal) and this process's.
+type cpuTimes struct{ machine, self time.Duration }
+
+func readCPU(tb testing.TB) cpuTimes {
+	tb.Helper()
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal …
+	var ticks int64
+	for _, i := range []int{1, 2, 3, 6, 7} {
+		v, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			tb.Fatalf("/proc/stat: %v", err)
+		}
+		ticks += v
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	// USER_HZ is 100 on Linux.
+	return cpuTimes{machine: time.Duration(ticks) * 10 * time.Millisecond,
+		self: time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}
+}
+
+// cpuPer is CPU milliseconds per operation: the service's (this process)
+// and the rest of the machine's (Postgres, on a machine otherwise idle).
+type cpuPer struct{ service, postgres float64 }
+
+func (t cpuTimes) since(t0 cpuTimes, ops int) cpuPer {
+	self, machine := t.self-t0.self, t.machine-t0.machine
+	return cpuPer{service: ms(self) / float64(ops), postgres: ms(max(machine-self, 0)) / float64(ops)}
 }
 
 func pct(d []time.Duration, p float64) time.Duration {
