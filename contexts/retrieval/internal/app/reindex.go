@@ -40,7 +40,7 @@ type TenantReindex struct {
 
 // Reindex brings the serving tier in line with the configured embedder
 // and each tenant's full-text language, while recall keeps serving: the
-// model's HNSW index is built first (concurrently), then entries are
+// model's HNSW and scope indexes are built first (concurrently), then entries are
 // visited in id order in batches; a batch's embeddings are computed
 // outside any transaction and written, with any re-parsed tsvectors, in
 // one. Until an entry is re-embedded the vector leg, which searches the

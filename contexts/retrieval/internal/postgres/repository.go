@@ -9,9 +9,9 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,6 +28,12 @@ import (
 type Repository struct {
 	db *pg.DB
 	q  *dbsqlc.Queries
+	// scopes remembers which models' scope indexes are valid.
+	scopes struct {
+		sync.Mutex
+		valid   map[string]bool
+		checked map[string]time.Time
+	}
 }
 
 var _ app.Repository = (*Repository)(nil)
@@ -276,36 +282,43 @@ LIMIT $6`
 // expression the HNSW index is built on (embedding::halfvec(N)), and a
 // type modifier cannot be a parameter. Exact search orders by an
 // expression the HNSW index does not match, so Postgres scans the
-// scope's rows in the model's scope index (EnsureVectorIndex). An overfetch walks the index once for the plan's candidates
-// (the candidate list as wide) in a subquery whose LIMIT keeps the filter
+// scope's rows: in the model's scope index (EnsureVectorIndex, migration
+// 0040) when it has a valid one, else through the path index. An
+// overfetch walks the index once for the plan's candidates (the
+// candidate list as wide) in a subquery whose LIMIT keeps the filter
 // outside it; a filtered search lets the index walk with iterative scans
 // until enough rows pass the filter. The model, the only inlined string,
-// matches the partial index's predicate.
+// matches the partial indexes' predicates.
 func (r *Repository) Vector(ctx context.Context, tenant, model string, dim int, vec []float32, f app.Filter, limit int, s domain.Search) ([]string, error) {
 	expr := fmt.Sprintf("(embedding::halfvec(%d) <=> $2)", dim)
 	modelIs := "embedding_model = '" + strings.ReplaceAll(model, "'", "''") + "'"
-	const filter = `tenant_id = $1 AND kind <> 'steering' AND (simulation_id IS NULL OR simulation_id = ANY($7::text[]))
+	const fenced = `tenant_id = $1 AND kind <> 'steering' AND (simulation_id IS NULL OR simulation_id = ANY($7::text[]))`
+	const filter = fenced + `
   AND workarea_id_path <@ $3::text::ltree
   AND $4::text[]::ltree[] @> workarea_id_path
   AND NOT ($5::text[]::ltree[] @> workarea_id_path)`
 	var settings, sql string
 	switch s.Method {
 	case domain.Exact:
-		// The scope's workareas come from the maintained counts (the
-		// filter applied to their paths, the entries' own paths checked
-		// again), so the scan is an index-only one of the model's scope
-		// index, workarea by workarea, rather than a visit to each row's
-		// heap page or, when the planner misjudges a scope, the table.
-		// The entries' own path tests are hidden from the planner (IS
-		// TRUE), which would otherwise read a leaf workarea's rows through
-		// the path index, one heap page a row.
-		sql = `SELECT artifact_id, ` + expr + ` AS distance FROM retrieval.entries
-WHERE ` + modelIs + ` AND tenant_id = $1 AND kind <> 'steering' AND (simulation_id IS NULL OR simulation_id = ANY($7::text[]))
-  AND (workarea_id_path <@ $3::text::ltree AND $4::text[]::ltree[] @> workarea_id_path
-       AND NOT ($5::text[]::ltree[] @> workarea_id_path)) IS TRUE
+		scoped, err := r.scopeIndexed(ctx, model, dim)
+		if err != nil {
+			return nil, err
+		}
+		where := filter
+		if scoped {
+			// The scope's workareas, as the maintained counts list them
+			// under the same filter (a workarea's path never changes, and
+			// its entries carry it), select the rows: an index-only scan
+			// of the scope index, workarea by workarea, instead of a heap
+			// page a row, or the table when the planner misjudges a scope.
+			// A workarea without a count row is left out (fail closed).
+			where = fenced + `
   AND workarea_id = ANY (ARRAY (SELECT c.workarea_id FROM retrieval.workarea_counts c
       WHERE c.tenant_id = $1 AND c.n > 0 AND c.id_path <@ $3::text::ltree
-        AND $4::text[]::ltree[] @> c.id_path AND NOT ($5::text[]::ltree[] @> c.id_path)))
+        AND $4::text[]::ltree[] @> c.id_path AND NOT ($5::text[]::ltree[] @> c.id_path)))`
+		}
+		sql = `SELECT artifact_id, ` + expr + ` AS distance FROM retrieval.entries
+WHERE ` + modelIs + ` AND ` + where + `
 ORDER BY ` + expr + ` + 0 LIMIT $6`
 	case domain.Overfetch:
 		settings = fmt.Sprintf("SET LOCAL hnsw.iterative_scan = off; SET LOCAL hnsw.ef_search = %d", s.Candidates)
@@ -463,52 +476,110 @@ func (r *Repository) RebuildFullText(ctx context.Context, tenant, artifact strin
 // indexes the vector leg uses: the HNSW index (cosine over
 // halfvec(dim)), with one maintenance worker (pgvector 0.8.0's parallel
 // build bug), and the scope index exact scans read (when the model's
-// vectors fit a B-tree tuple: dim ≤ MaxScopeIndexDim). Both are built
+// vectors fit a B-tree entry: dim ≤ MaxScopeIndexDim). Both are built
 // without blocking writes (CREATE INDEX CONCURRENTLY, so outside any
-// transaction). It reports whether it built one.
+// transaction). An index a failed concurrent build left invalid is
+// dropped and built again. It reports whether it built one.
 func (r *Repository) EnsureVectorIndex(ctx context.Context, model string, dim int) (bool, error) {
 	quoted := strings.ReplaceAll(model, "'", "''")
-	ddl := map[string]string{
-		VectorIndexName(model, dim): fmt.Sprintf(`CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON retrieval.entries
-    USING hnsw ((embedding::halfvec(%d)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 200)
-    WHERE embedding_model = '%s'`, VectorIndexName(model, dim), dim, quoted),
+	type index struct {
+		name   string
+		serial bool // one maintenance worker
+		ddl    string
 	}
+	hnsw := VectorIndexName(model, dim)
+	todo := []index{{hnsw, true, fmt.Sprintf(`CREATE INDEX CONCURRENTLY %s ON retrieval.entries
+    USING hnsw ((embedding::halfvec(%d)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 200)
+    WHERE embedding_model = '%s'`, hnsw, dim, quoted)}}
 	if dim <= MaxScopeIndexDim {
-		ddl[ScopeIndexName(model, dim)] = fmt.Sprintf(`CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON retrieval.entries (tenant_id, workarea_id)
-    INCLUDE (artifact_id, simulation_id, workarea_id_path, embedding)
-    WHERE embedding_model = '%s' AND kind <> 'steering'`, ScopeIndexName(model, dim), quoted)
+		scope := ScopeIndexName(model, dim)
+		todo = append(todo, index{scope, false, fmt.Sprintf(`CREATE INDEX CONCURRENTLY %s ON retrieval.entries (tenant_id, workarea_id)
+    INCLUDE (artifact_id, simulation_id, embedding)
+    WHERE embedding_model = '%s' AND kind <> 'steering'`, scope, quoted)})
 	}
 	conn, err := r.db.Pool.Acquire(ctx)
 	if err != nil {
 		return false, err
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, "SET max_parallel_maintenance_workers = 0"); err != nil {
-		return false, err
-	}
-	// Best effort: the connection goes back to the pool either way.
-	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "RESET max_parallel_maintenance_workers") }()
 	built := false
-	for _, name := range slices.Sorted(maps.Keys(ddl)) {
-		var exists bool
-		if err := conn.QueryRow(ctx, `SELECT to_regclass('retrieval.' || $1) IS NOT NULL`, name).Scan(&exists); err != nil {
+	for _, ix := range todo {
+		var exists, valid bool
+		err := conn.QueryRow(ctx, `SELECT to_regclass('retrieval.' || $1) IS NOT NULL,
+    coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('retrieval.' || $1)), false)`, ix.name).Scan(&exists, &valid)
+		if err != nil {
 			return built, err
 		}
-		if exists {
+		if exists && valid {
 			continue
 		}
-		if _, err := conn.Exec(ctx, ddl[name]); err != nil {
-			return built, fmt.Errorf("build %s: %w", name, err)
+		if exists {
+			if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY retrieval."+ix.name); err != nil {
+				return built, fmt.Errorf("drop invalid %s: %w", ix.name, err)
+			}
+		}
+		if err := buildIndex(ctx, conn.Conn(), ix.serial, ix.ddl); err != nil {
+			return built, fmt.Errorf("build %s: %w", ix.name, err)
 		}
 		built = true
 	}
 	return built, nil
 }
 
-// MaxScopeIndexDim is the widest embedding a scope index holds: a B-tree
-// tuple is at most about 2.7 KB, and a halfvec takes 2 bytes a dimension.
-// A wider model's exact scans read the heap.
+// buildIndex runs one CREATE INDEX CONCURRENTLY, serial with one
+// maintenance worker (the setting reset afterwards; a connection whose
+// reset fails is closed, so the pool drops it rather than lend it out
+// with the setting).
+func buildIndex(ctx context.Context, conn *pgx.Conn, serial bool, ddl string) error {
+	if serial {
+		if _, err := conn.Exec(ctx, "SET max_parallel_maintenance_workers = 0"); err != nil {
+			return err
+		}
+		defer func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if _, err := conn.Exec(rctx, "RESET max_parallel_maintenance_workers"); err != nil {
+				_ = conn.Close(rctx)
+			}
+		}()
+	}
+	_, err := conn.Exec(ctx, ddl)
+	return err
+}
+
+// MaxScopeIndexDim is the widest embedding a scope index holds. A B-tree
+// entry is at most 2,704 bytes; a halfvec takes 8 + 2·dim, and the rest
+// of the entry (tenant, workarea, artifact and simulation ids, server-made
+// and bounded, with headers) well under 400, whatever the workarea's
+// depth, since no path is stored. A wider model's exact scans read the
+// table through the path index.
 const MaxScopeIndexDim = 1024
+
+// scopeIndexed says whether the model has a valid scope index, which the
+// exact scan's SQL relies on (without one it would read all of the
+// tenant's rows). A yes is kept; a no is asked again after a minute, so
+// an index reindex builds is used soon after.
+func (r *Repository) scopeIndexed(ctx context.Context, model string, dim int) (bool, error) {
+	name := ScopeIndexName(model, dim)
+	r.scopes.Lock()
+	at, known := r.scopes.checked[name]
+	ok := r.scopes.valid[name]
+	r.scopes.Unlock()
+	if ok || (known && time.Since(at) < time.Minute) {
+		return ok, nil
+	}
+	err := r.conn(ctx).QueryRow(ctx, `SELECT coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('retrieval.' || $1)), false)`, name).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("scope index: %w", err)
+	}
+	r.scopes.Lock()
+	defer r.scopes.Unlock()
+	if r.scopes.valid == nil {
+		r.scopes.valid, r.scopes.checked = map[string]bool{}, map[string]time.Time{}
+	}
+	r.scopes.valid[name], r.scopes.checked[name] = ok, time.Now()
+	return ok, nil
+}
 
 // VectorIndexName names a model's HNSW index: the built-in embedder's
 // keeps the name its migration gave it; others get a readable prefix and
