@@ -209,7 +209,10 @@ func TestVectorLegRecall(t *testing.T) {
 // a plain scan of the table by path: the same rows in the same order,
 // with allow and deny lists that cut into the scope, an empty scope and
 // a workarea whose count row is missing (its rows are then left out, never
-// shown from outside the filter).
+// shown from outside the filter). Beside the scope's rows lie copies of
+// the query's nearest entry that no search may return: another tenant's
+// (same workarea ids and paths), a steering row and a simulation's row
+// outside the caller's fence.
 func exactReadsItsScope(ctx context.Context, t *testing.T, db *pg.DB, l *loaded) {
 	t.Helper()
 	repo := postgres.New(db)
@@ -218,9 +221,24 @@ func exactReadsItsScope(ctx context.Context, t *testing.T, db *pg.DB, l *loaded)
 	if err != nil {
 		t.Fatal(err)
 	}
+	a := leaf(l.leaves[1])
+	b, c := a[:strings.LastIndex(a, ".")], a[:strings.Index(a[2:], ".")+2]
+	forbidden := []string{"oth_00000001", "steer_00000001", "sim_00000001"}
+	if _, err := db.Pool.Exec(ctx, `
+INSERT INTO retrieval.entries (tenant_id, artifact_id, workarea_id, workarea_id_path, kind, claim_key, version, text, tsv, embedding, embedding_model, promoted_at, simulation_id)
+SELECT x.tenant, x.id, e.workarea_id, e.workarea_id_path, x.kind, e.claim_key, 1, e.text, e.tsv, e.embedding, e.embedding_model, e.promoted_at, x.sim
+FROM retrieval.entries e, (VALUES ('ten_other', 'oth_00000001', 'memory', NULL), ($1, 'steer_00000001', 'steering', NULL),
+    ($1, 'sim_00000001', 'memory', 'sim_elsewhere')) AS x(tenant, id, kind, sim)
+WHERE e.tenant_id = $1 AND e.artifact_id = 'art_00000001'`, benchTen); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO retrieval.workarea_counts (tenant_id, workarea_id, id_path, n)
+SELECT 'ten_other', workarea_id, id_path, n FROM retrieval.workarea_counts WHERE tenant_id = $1`, benchTen); err != nil {
+		t.Fatal(err)
+	}
 	plain := func(f app.Filter) []string {
 		rows, err := db.Pool.Query(ctx, `SELECT artifact_id FROM retrieval.entries
-WHERE tenant_id = $1 AND embedding_model = $2 AND kind <> 'steering' AND workarea_id_path <@ $3::text::ltree
+WHERE tenant_id = $1 AND embedding_model = $2 AND kind <> 'steering' AND simulation_id IS NULL AND workarea_id_path <@ $3::text::ltree
   AND $4::text[]::ltree[] @> workarea_id_path AND NOT ($5::text[]::ltree[] @> workarea_id_path)
 ORDER BY (embedding::halfvec(384) <=> $6) + 0 LIMIT 20`, benchTen, emb.Model(), f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), pgvector.NewHalfVector(vecs[0]))
 		if err != nil {
@@ -232,9 +250,7 @@ ORDER BY (embedding::halfvec(384) <=> $6) + 0 LIMIT 20`, benchTen, emb.Model(), 
 		}
 		return ids
 	}
-	a := leaf(l.leaves[1])
-	b, c := a[:strings.LastIndex(a, ".")], a[:strings.Index(a[2:], ".")+2]
-	for _, f := range []app.Filter{
+	filters := []app.Filter{
 		{Scope: a, Allow: []string{"r"}},
 		{Scope: b, Allow: []string{"r"}},
 		{Scope: c, Allow: []string{"r"}},
@@ -242,13 +258,25 @@ ORDER BY (embedding::halfvec(384) <=> $6) + 0 LIMIT 20`, benchTen, emb.Model(), 
 		{Scope: b, Allow: []string{"r"}, Deny: []string{a}},
 		{Scope: "r.zz", Allow: []string{"r"}},
 		{Scope: c, Allow: []string{"r.zz"}},
-	} {
+	}
+	for _, f := range filters {
 		got, err := repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vecs[0], f, 20, domain.Search{Method: domain.Exact})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := plain(f); !slices.Equal(got, want) {
 			t.Errorf("exact scan of %+v: %v, a scan by path %v", f, got, want)
+		}
+		for _, s := range []domain.Search{{Method: domain.Overfetch, Candidates: 200}, {Method: domain.Filtered}} {
+			got, err := repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vecs[0], f, 20, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range got {
+				if slices.Contains(forbidden, id) {
+					t.Errorf("%v search of %+v returned %s", s, f, id)
+				}
+			}
 		}
 	}
 	// Without its count row a workarea is out of every exact scan.
@@ -258,6 +286,12 @@ ORDER BY (embedding::halfvec(384) <=> $6) + 0 LIMIT 20`, benchTen, emb.Model(), 
 	got, err := repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vecs[0], app.Filter{Scope: a, Allow: []string{"r"}}, 20, domain.Search{Method: domain.Exact})
 	if err != nil || len(got) != 0 {
 		t.Errorf("exact scan of a workarea without its count row: %v, %v", got, err)
+	}
+	if _, err := db.Pool.Exec(ctx, `DELETE FROM retrieval.entries WHERE artifact_id = ANY($1)`, forbidden); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `DELETE FROM retrieval.workarea_counts WHERE tenant_id = 'ten_other'`); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := db.Pool.Exec(ctx, `INSERT INTO retrieval.workarea_counts (tenant_id, workarea_id, id_path, n)
 SELECT tenant_id, workarea_id, workarea_id_path, count(*) FROM retrieval.entries WHERE tenant_id = $1 AND workarea_id_path = $2::text::ltree
