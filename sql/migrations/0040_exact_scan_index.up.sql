@@ -14,7 +14,7 @@
 -- Steering is never ranked, so it is left out.
 --
 -- A plain CREATE INDEX: writes to retrieval.entries wait while it builds
--- (about a minute per million entries on the 2-vCPU test machine;
+-- (about 20 seconds per million entries on the 2-vCPU test machine;
 -- docs/OPERATIONS.md, "Upgrading past migration 0040").
 CREATE INDEX entries_scope_builtin_384 ON retrieval.entries (tenant_id, workarea_id)
     INCLUDE (artifact_id, simulation_id, embedding)

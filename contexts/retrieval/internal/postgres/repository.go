@@ -31,9 +31,14 @@ type Repository struct {
 	// scopes remembers which models' scope indexes are valid.
 	scopes struct {
 		sync.Mutex
-		valid   map[string]bool
-		checked map[string]time.Time
+		seen map[string]scopeSeen
 	}
+}
+
+// scopeSeen is whether a scope index was valid when last looked at.
+type scopeSeen struct {
+	valid bool
+	at    time.Time
 }
 
 var _ app.Repository = (*Repository)(nil)
@@ -488,12 +493,12 @@ func (r *Repository) EnsureVectorIndex(ctx context.Context, model string, dim in
 		ddl    string
 	}
 	hnsw := VectorIndexName(model, dim)
-	todo := []index{{hnsw, true, fmt.Sprintf(`CREATE INDEX CONCURRENTLY %s ON retrieval.entries
+	todo := []index{{hnsw, true, fmt.Sprintf(`CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON retrieval.entries
     USING hnsw ((embedding::halfvec(%d)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 200)
     WHERE embedding_model = '%s'`, hnsw, dim, quoted)}}
 	if dim <= MaxScopeIndexDim {
 		scope := ScopeIndexName(model, dim)
-		todo = append(todo, index{scope, false, fmt.Sprintf(`CREATE INDEX CONCURRENTLY %s ON retrieval.entries (tenant_id, workarea_id)
+		todo = append(todo, index{scope, false, fmt.Sprintf(`CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON retrieval.entries (tenant_id, workarea_id)
     INCLUDE (artifact_id, simulation_id, embedding)
     WHERE embedding_model = '%s' AND kind <> 'steering'`, scope, quoted)})
 	}
@@ -504,14 +509,20 @@ func (r *Repository) EnsureVectorIndex(ctx context.Context, model string, dim in
 	defer conn.Release()
 	built := false
 	for _, ix := range todo {
-		var exists, valid bool
+		var exists, valid, building bool
 		err := conn.QueryRow(ctx, `SELECT to_regclass('retrieval.' || $1) IS NOT NULL,
-    coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('retrieval.' || $1)), false)`, ix.name).Scan(&exists, &valid)
+    coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('retrieval.' || $1)), false),
+    EXISTS (SELECT 1 FROM pg_stat_progress_create_index WHERE index_relid = to_regclass('retrieval.' || $1))`, ix.name).Scan(&exists, &valid, &building)
 		if err != nil {
 			return built, err
 		}
 		if exists && valid {
 			continue
+		}
+		// Invalid while another session builds it (a second reindex run
+		// at the same time): not ours to drop.
+		if building {
+			return built, fmt.Errorf("%s is being built by another session; run again when it is done", ix.name)
 		}
 		if exists {
 			if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY retrieval."+ix.name); err != nil {
@@ -562,23 +573,23 @@ const MaxScopeIndexDim = 1024
 func (r *Repository) scopeIndexed(ctx context.Context, model string, dim int) (bool, error) {
 	name := ScopeIndexName(model, dim)
 	r.scopes.Lock()
-	at, known := r.scopes.checked[name]
-	ok := r.scopes.valid[name]
+	seen, known := r.scopes.seen[name]
 	r.scopes.Unlock()
-	if ok || (known && time.Since(at) < time.Minute) {
-		return ok, nil
+	if known && (seen.valid || time.Since(seen.at) < time.Minute) {
+		return seen.valid, nil
 	}
-	err := r.conn(ctx).QueryRow(ctx, `SELECT coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('retrieval.' || $1)), false)`, name).Scan(&ok)
+	err := r.conn(ctx).QueryRow(ctx, `SELECT coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('retrieval.' || $1)), false)`, name).Scan(&seen.valid)
 	if err != nil {
 		return false, fmt.Errorf("scope index: %w", err)
 	}
+	seen.at = time.Now()
 	r.scopes.Lock()
 	defer r.scopes.Unlock()
-	if r.scopes.valid == nil {
-		r.scopes.valid, r.scopes.checked = map[string]bool{}, map[string]time.Time{}
+	if r.scopes.seen == nil {
+		r.scopes.seen = map[string]scopeSeen{}
 	}
-	r.scopes.valid[name], r.scopes.checked[name] = ok, time.Now()
-	return ok, nil
+	r.scopes.seen[name] = seen
+	return seen.valid, nil
 }
 
 // VectorIndexName names a model's HNSW index: the built-in embedder's
