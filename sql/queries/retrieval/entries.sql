@@ -1,6 +1,6 @@
 -- name: StagedUpsert :exec
 INSERT INTO retrieval.staged (tenant_id, artifact_id, embedding, embedding_model)
-VALUES ($1, $2, $3, $4)
+VALUES (@tenant_id, @artifact_id, sqlc.arg(embedding)::halfvec, @embedding_model)
 ON CONFLICT (tenant_id, artifact_id) DO UPDATE SET embedding = EXCLUDED.embedding, embedding_model = EXCLUDED.embedding_model;
 
 -- name: StagedGet :one

@@ -58,7 +58,7 @@ func orEmpty(s []string) []string {
 // Stage keeps a held claim's embedding.
 func (r *Repository) Stage(ctx context.Context, tenant, artifact string, vec []float32, model string) error {
 	v := pgvector.NewHalfVector(vec)
-	return r.q.StagedUpsert(ctx, r.conn(ctx), dbsqlc.StagedUpsertParams{TenantID: tenant, ArtifactID: artifact, Embedding: &v, EmbeddingModel: &model})
+	return r.q.StagedUpsert(ctx, r.conn(ctx), dbsqlc.StagedUpsertParams{TenantID: tenant, ArtifactID: artifact, Embedding: v, EmbeddingModel: &model})
 }
 
 type attachmentRecord struct {

@@ -576,14 +576,14 @@ func (q *Queries) StagedGet(ctx context.Context, db DBTX, arg StagedGetParams) (
 
 const stagedUpsert = `-- name: StagedUpsert :exec
 INSERT INTO retrieval.staged (tenant_id, artifact_id, embedding, embedding_model)
-VALUES ($1, $2, $3, $4)
+VALUES ($1, $2, $3::halfvec, $4)
 ON CONFLICT (tenant_id, artifact_id) DO UPDATE SET embedding = EXCLUDED.embedding, embedding_model = EXCLUDED.embedding_model
 `
 
 type StagedUpsertParams struct {
 	TenantID       string
 	ArtifactID     string
-	Embedding      *pgvector.HalfVector
+	Embedding      pgvector.HalfVector
 	EmbeddingModel *string
 }
 
