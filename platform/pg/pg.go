@@ -173,8 +173,12 @@ func IsCode(err error, code string) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == code
 }
 
-// afterCommit holds what runs once a unit of work has committed.
-type afterCommit struct{ fns []func() }
+// afterCommit holds what runs once a unit of work has committed, and
+// what helpers keep for the length of it ([TxLocal]).
+type afterCommit struct {
+	fns  []func()
+	vals map[any]any
+}
 
 type afterCommitKey struct{}
 
@@ -193,4 +197,23 @@ func AfterCommit(ctx context.Context, fn func()) {
 		return
 	}
 	fn()
+}
+
+// TxLocal returns the value kept under key for the unit of work carried by
+// ctx, made by mk on first use; each attempt of a unit of work starts
+// without one. Without a unit of work it returns a fresh mk().
+func TxLocal[T any](ctx context.Context, key any, mk func() *T) *T {
+	a, ok := ctx.Value(afterCommitKey{}).(*afterCommit)
+	if !ok {
+		return mk()
+	}
+	if v, ok := a.vals[key].(*T); ok {
+		return v
+	}
+	if a.vals == nil {
+		a.vals = map[any]any{}
+	}
+	v := mk()
+	a.vals[key] = v
+	return v
 }
