@@ -21,8 +21,20 @@ import (
 func BenchmarkAdmission(b *testing.B) {
 	e := setupBench(b)
 	for _, c := range []int{1, 8, 32} {
-		b.Run(fmt.Sprintf("target=journal/c=%d", c), func(b *testing.B) { e.journalAlone(b, c) })
+		// The journal alone: events chained by the sequencer after each
+		// commit (what every write but the inbox's does), and chained in
+		// the transaction under the head's lock (the inbox; every write
+		// before the sequencer).
+		b.Run(fmt.Sprintf("target=journal/c=%d", c), func(b *testing.B) { e.journalAlone(b, c, false) })
+		b.Run(fmt.Sprintf("target=journal_in_tx/c=%d", c), func(b *testing.B) { e.journalAlone(b, c, true) })
 		b.Run(fmt.Sprintf("target=remember/c=%d", c), func(b *testing.B) {
+			e.load(b, loadSpec{Target: "remember", Concurrency: c, Warmup: 50})
+		})
+		// The same submissions with every event chained in its own
+		// transaction: the path before the sequencer, as a baseline.
+		b.Run(fmt.Sprintf("target=remember_in_tx/c=%d", c), func(b *testing.B) {
+			e.app.journal.ChainInTx(true)
+			defer e.app.journal.ChainInTx(false)
 			e.load(b, loadSpec{Target: "remember", Concurrency: c, Warmup: 50})
 		})
 	}
@@ -42,8 +54,8 @@ func BenchmarkAdmission(b *testing.B) {
 }
 
 // journalAlone appends b.N events to one tenant's chain from c goroutines,
-// each in its own transaction.
-func (e *benchEnv) journalAlone(b *testing.B, c int) {
+// each in its own transaction, chained after the commit or, inTx, in it.
+func (e *benchEnv) journalAlone(b *testing.B, c int, inTx bool) {
 	j := journal.New(e.db, nil)
 	ctx := context.Background()
 	lat := make([]time.Duration, b.N)
@@ -61,10 +73,15 @@ func (e *benchEnv) journalAlone(b *testing.B, c int) {
 				}
 				t0 := time.Now()
 				err := e.db.InTx(ctx, func(ctx context.Context) error {
-					_, err := j.Append(ctx, "tn_bench_journal", journal.Event{
+					ev := journal.Event{
 						Type: "bench.append", Actor: "bench", Subject: map[string]any{"i": i},
 						Payload: map[string]any{"kind": "memory", "held_expires_at": t0},
-					})
+					}
+					if inTx {
+						_, err := j.AppendSequenced(ctx, "tn_bench_journal", ev)
+						return err
+					}
+					_, err := j.Append(ctx, "tn_bench_journal", ev)
 					return err
 				})
 				if err != nil {

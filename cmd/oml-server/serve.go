@@ -66,6 +66,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		stopListening()
 		<-listened
 	}()
+	// Events a crash left pending are chained before the first request.
+	sweepJournalPending(ctx, a, log)
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	swept := make(chan struct{})
 	go func() {
@@ -164,10 +166,11 @@ const (
 	sweepReadLog     = "read_log"
 	sweepIdempotency = "idempotency"
 	sweepAttachments = "attachments"
+	sweepJournal     = "journal"
 )
 
 // sweepExpired runs the housekeeping sweeps every interval until ctx
-// ends: held items past their expiry, inbox items past their deadline,
+// ends: journal events a crash left pending, held items past their expiry, inbox items past their deadline,
 // web sessions long ended, read-log rows and idempotency records past
 // their retention, attachment housekeeping. Every replica runs it; rows
 // are claimed with SKIP LOCKED or deleted in bounded batches.
@@ -180,6 +183,7 @@ func sweepExpired(ctx context.Context, a *app, cfg config.Config, log *slog.Logg
 			return
 		case <-t.C:
 		}
+		sweepJournalPending(ctx, a, log)
 		sweep(ctx, log, sweepHeld, "held items expired", 500, func(n int) (int64, error) {
 			c, err := a.admission.SweepExpired(ctx, n)
 			return int64(c), err
@@ -210,6 +214,14 @@ func sweepExpired(ctx context.Context, a *app, cfg config.Config, log *slog.Logg
 			return int64(c), err
 		})
 	}
+}
+
+// sweepJournalPending chains journal events a process left pending when
+// it died between a commit and the sequencer's pass.
+func sweepJournalPending(ctx context.Context, a *app, log *slog.Logger) {
+	sweep(ctx, log, sweepJournal, "pending journal events chained", 100, func(n int) (int64, error) {
+		return a.journal.Sweep(ctx, n)
+	})
 }
 
 // sweep runs one sweep in batches of batch until a batch comes back

@@ -45,6 +45,8 @@ type app struct {
 	attachments *attachments.Module
 	inbox       *inbox.Module
 	idempotency *idempotency.Store
+	// journal's sweep chains events a crash left pending.
+	journal *journal.Journal
 	// listener wakes waits across replicas; serve runs it.
 	listener *pg.Listener
 	handler  http.Handler
@@ -167,7 +169,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 			log.Info("/metrics is not served: set OML_METRICS_LISTEN (a private listener) or OML_METRICS_TOKEN")
 		}
 	}
-	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, idempotency: idem, listener: listener,
+	return &app{access: acc, admission: adm, retrieval: ret, attachments: att, inbox: inb, idempotency: idem, journal: j, listener: listener,
 		handler: transport.New(opts, modules...), surface: opts, modules: modules, ready: ready, metrics: scrape}, nil
 }
 

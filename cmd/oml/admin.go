@@ -79,6 +79,9 @@ func (c *cli) journalVerify(ctx context.Context, args []string) error {
 		func(w io.Writer, rep journalReport) error {
 			if rep.OK {
 				_, err := fmt.Fprintf(w, "journal ok: %d events, head seq %d\n", rep.Events, rep.HeadSeq)
+				if err == nil && rep.Pending > 0 {
+					_, err = fmt.Fprintf(w, "%d events committed and waiting to be chained (the sequencer or the sweep chains them)\n", rep.Pending)
+				}
 				return err
 			}
 			_, err := fmt.Fprintf(w, "journal BROKEN at seq %d (event %s): %s\n", rep.BadSeq, rep.BadID, rep.Reason)
@@ -97,6 +100,7 @@ func (c *cli) journalVerify(ctx context.Context, args []string) error {
 // here rather than imported so the CLI does not link the server's database
 // packages.
 type journalReport struct {
+	Pending int64  `json:"pending"`
 	Events  int64  `json:"events"`
 	HeadSeq int64  `json:"head_seq"`
 	OK      bool   `json:"ok"`

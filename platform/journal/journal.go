@@ -2,9 +2,22 @@
 // in the caller's transaction and verifies the chain.
 //
 // Each event's hash is SHA-256(prev_hash ‖ canonical JSON of the event's
-// fields); seq is gap-free per tenant. Appends serialise on the tenant's head
-// row: the UPDATE … RETURNING that advances seq also yields the previous hash
-// from the row version it locked, so concurrent writers never fork the chain.
+// fields); seq is gap-free per tenant. The chain's head is one row per
+// tenant, and whoever extends the chain holds that row's lock until its
+// transaction ends, so concurrent writers never fork the chain.
+//
+// Two ways in:
+//
+//   - [Journal.Append] writes the event in the caller's transaction as
+//     pending, without the head's lock. Right after the commit the
+//     sequencer chains it, in one short transaction with every other
+//     pending event of the tenant (sequencer.go): writers do not queue on
+//     the head for the rest of their transaction, and one lock hold
+//     chains many transactions. The event's seq is not known inside the
+//     transaction. Every context but the inbox uses it.
+//   - [Journal.AppendSequenced] takes the head's lock at once, chains the
+//     tenant's pending events first, then its own, and returns the seq:
+//     for callers that store it (the inbox's feed positions).
 package journal
 
 import (
@@ -16,6 +29,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/omlhub/oml/platform/canonjson"
@@ -35,8 +49,15 @@ type Event struct {
 	Payload  any
 }
 
-// Appended is where an event landed.
+// Appended is an event written by [Journal.Append]: its id and time are
+// fixed; its seq and hash are given right after the commit.
 type Appended struct {
+	ID string
+	At time.Time
+}
+
+// Sequenced is where an event landed in the chain.
+type Sequenced struct {
 	Seq  int64
 	ID   string
 	At   time.Time
@@ -48,37 +69,114 @@ type Journal struct {
 	db    *pg.DB
 	q     *dbsqlc.Queries
 	clock func() time.Time
+	seq   sequencer
+	inTx  atomic.Bool // every Append chains in its transaction
 }
+
+// ChainInTx makes every [Journal.Append] chain its event in the caller's
+// transaction, as [Journal.AppendSequenced] does: how every write worked
+// before the sequencer (migration 0041). Benchmarks set it to measure that
+// path beside the sequencer's in the same run.
+func (j *Journal) ChainInTx(on bool) { j.inTx.Store(on) }
 
 // New returns a journal on db. clock may be nil (time.Now).
 func New(db *pg.DB, clock func() time.Time) *Journal {
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Journal{db: db, q: dbsqlc.New(), clock: clock}
+	j := &Journal{db: db, q: dbsqlc.New(), clock: clock}
+	j.seq.j = j
+	return j
 }
 
 var genesis = make([]byte, sha256.Size)
 
-// Append records e for tenant in the transaction carried by ctx.
+// Append records e for tenant in the transaction carried by ctx. When no
+// other transaction holds the tenant's head (nor is this process's
+// sequencer chaining it), this one takes the head and chains the event at
+// once: the cheapest way without contention. Otherwise the
+// event is written pending and chained right after the commit (before the
+// unit of work returns), in one batch with other transactions' events of
+// the tenant; if the process dies in between, the next write to the
+// tenant or the journal sweep chains it.
 func (j *Journal) Append(ctx context.Context, tenant string, e Event) (Appended, error) {
 	if err := pg.InTxRequired(ctx); err != nil {
 		return Appended{}, err
 	}
-	conn := j.db.Conn(ctx)
-	head, err := j.q.JournalHeadAdvance(ctx, conn, tenant)
-	if pg.IsNoRows(err) {
-		if err := j.q.JournalHeadInit(ctx, conn, dbsqlc.JournalHeadInitParams{TenantID: tenant, Hash: genesis}); err != nil {
-			return Appended{}, fmt.Errorf("journal: init head: %w", err)
-		}
-		head, err = j.q.JournalHeadAdvance(ctx, conn, tenant)
-	}
+	rec, err := j.record(tenant, e)
 	if err != nil {
-		return Appended{}, fmt.Errorf("journal: advance head: %w", err)
+		return Appended{}, err
 	}
+	st := txState(ctx)
+	if j.inTx.Load() && st.holds[tenant] == nil {
+		if _, _, err := j.chain(ctx, st, tenant, rec); err != nil {
+			return Appended{}, err
+		}
+		metrics.JournalAppends.Inc()
+		return Appended{ID: rec.EventID, At: rec.At}, nil
+	}
+	// While this process's sequencer is chaining the tenant, others are
+	// writing to it too: go pending without asking for the head.
+	if st.holds[tenant] == nil && !j.seq.busy(tenant) {
+		if err := j.tryHead(ctx, st, tenant); err != nil {
+			return Appended{}, err
+		}
+	}
+	if st.holds[tenant] != nil {
+		if _, _, err := j.chain(ctx, st, tenant, rec); err != nil {
+			return Appended{}, err
+		}
+		metrics.JournalAppends.Inc()
+		return Appended{ID: rec.EventID, At: rec.At}, nil
+	}
+	var workarea *string
+	if rec.Workarea != "" {
+		workarea = &rec.Workarea
+	}
+	err = j.q.JournalPendingInsert(ctx, j.db.Conn(ctx), dbsqlc.JournalPendingInsertParams{
+		TenantID: tenant, EventID: rec.EventID, EventType: rec.Type, At: rec.At, Actor: rec.Actor,
+		WorkareaID: workarea, Subject: rec.Subject, Payload: rec.Payload,
+	})
+	if err != nil {
+		return Appended{}, fmt.Errorf("journal: write pending event: %w", err)
+	}
+	if !st.queued[tenant] {
+		st.queued[tenant] = true
+		pg.AfterCommit(ctx, func() {
+			if st.holds[tenant] == nil { // else chained in the transaction
+				j.seq.await(tenant)
+			}
+		})
+	}
+	metrics.JournalAppends.Inc()
+	return Appended{ID: rec.EventID, At: rec.At}, nil
+}
+
+// AppendSequenced records e for tenant in the transaction carried by ctx
+// and chains it at once: the transaction holds the tenant's head until it
+// ends. Pending events of the tenant (this transaction's own and those
+// committed by others) are chained before it.
+func (j *Journal) AppendSequenced(ctx context.Context, tenant string, e Event) (Sequenced, error) {
+	if err := pg.InTxRequired(ctx); err != nil {
+		return Sequenced{}, err
+	}
+	rec, err := j.record(tenant, e)
+	if err != nil {
+		return Sequenced{}, err
+	}
+	st := txState(ctx)
+	seq, hash, err := j.chain(ctx, st, tenant, rec)
+	if err != nil {
+		return Sequenced{}, err
+	}
+	metrics.JournalAppends.Inc()
+	return Sequenced{Seq: seq, ID: rec.EventID, At: rec.At, Hash: hash}, nil
+}
+
+// record is e as it will be hashed, without its seq yet.
+func (j *Journal) record(tenant string, e Event) (record, error) {
 	rec := record{
 		TenantID: tenant,
-		Seq:      head.Seq,
 		EventID:  ids.New(ids.Event),
 		Type:     e.Type,
 		// Postgres keeps microseconds; hash what will be read back.
@@ -86,30 +184,41 @@ func (j *Journal) Append(ctx context.Context, tenant string, e Event) (Appended,
 		Actor:    e.Actor,
 		Workarea: e.Workarea,
 	}
+	var err error
 	if rec.Subject, err = object(e.Subject); err != nil {
-		return Appended{}, fmt.Errorf("journal: subject: %w", err)
+		return rec, fmt.Errorf("journal: subject: %w", err)
 	}
 	if rec.Payload, err = object(e.Payload); err != nil {
-		return Appended{}, fmt.Errorf("journal: payload: %w", err)
+		return rec, fmt.Errorf("journal: payload: %w", err)
 	}
-	hash, err := rec.hash(head.Hash)
-	if err != nil {
-		return Appended{}, err
+	return rec, nil
+}
+
+// chain appends rec to tenant's chain in the caller's transaction, taking
+// the head's lock (and chaining the pending events) on first use, and
+// returns the event's seq and hash.
+func (j *Journal) chain(ctx context.Context, st *state, tenant string, rec record) (int64, []byte, error) {
+	h := st.holds[tenant]
+	if h == nil {
+		head, err := j.lockHead(ctx, tenant)
+		if err != nil {
+			return 0, nil, err
+		}
+		if head, err = j.chainPending(ctx, tenant, head); err != nil {
+			return 0, nil, err
+		}
+		h = &head
+		st.holds[tenant] = h
 	}
-	var workarea *string
-	if e.Workarea != "" {
-		workarea = &rec.Workarea
+	b := batch{head: *h}
+	if err := b.add(rec); err != nil {
+		return 0, nil, err
 	}
-	err = j.q.JournalEventInsert(ctx, conn, dbsqlc.JournalEventInsertParams{
-		TenantID: tenant, Seq: rec.Seq, EventID: rec.EventID, EventType: rec.Type, At: rec.At,
-		Actor: rec.Actor, WorkareaID: workarea, Subject: rec.Subject, Payload: rec.Payload,
-		PrevHash: head.Hash, Hash: hash,
-	})
-	if err != nil {
-		return Appended{}, fmt.Errorf("journal: insert event: %w", err)
+	if err := j.insert(ctx, tenant, b); err != nil {
+		return 0, nil, err
 	}
-	metrics.JournalAppends.Inc()
-	return Appended{Seq: rec.Seq, ID: rec.EventID, At: rec.At, Hash: hash}, nil
+	*h = b.head
+	return h.Seq, h.Hash, nil
 }
 
 // record is the hashed form of an event. Subject and Payload are canonical
@@ -163,6 +272,9 @@ type Report struct {
 	BadSeq  int64  `json:"bad_seq,omitempty"`
 	BadID   string `json:"bad_event_id,omitempty"`
 	Reason  string `json:"reason,omitempty"`
+	// Pending counts events committed but not chained yet: the sequencer
+	// chains them right after their commit, the sweep after a crash.
+	Pending int64 `json:"pending,omitempty"`
 }
 
 // Verify recomputes tenant's chain from the first event and reports the
@@ -187,6 +299,9 @@ func (j *Journal) verify(ctx context.Context, tenant string) (Report, error) {
 		return rep, fmt.Errorf("journal: read head: %w", err)
 	}
 	rep.HeadSeq = head.Seq
+	if rep.Pending, err = j.q.JournalPendingCount(ctx, conn, tenant); err != nil {
+		return rep, fmt.Errorf("journal: count pending events: %w", err)
+	}
 	prev, want := genesis, int64(1)
 	const page = 1000
 	for {
@@ -322,8 +437,9 @@ func (j *Journal) InWorkarea(ctx context.Context, tenant, workarea string, after
 }
 
 // SeqRange returns the first and last seq of a tenant's events at times in
-// [from, to] (0, 0 when there are none). Seqs grow with time: an event's
-// time is taken under the chain's lock.
+// [from, to] (0, 0 when there are none). Seqs grow with time to within the
+// sequencing delay: an event's time is taken when it is written, its seq
+// right after its transaction commits.
 func (j *Journal) SeqRange(ctx context.Context, tenant string, from, to time.Time) (first, last int64, err error) {
 	r, err := j.q.JournalSeqRange(ctx, j.db.Conn(ctx), dbsqlc.JournalSeqRangeParams{TenantID: tenant, FromAt: from, ToAt: to})
 	if err != nil {

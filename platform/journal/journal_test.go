@@ -1,8 +1,10 @@
 package journal_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -48,11 +50,18 @@ func TestConcurrentAppendsChainVerifies(t *testing.T) {
 		j := journal.New(db, nil)
 		wg.Go(func() {
 			for i := range each {
+				// Most writers leave their events pending for the
+				// sequencer; every fourth chains its own at once.
 				err := db.InTx(ctx, func(ctx context.Context) error {
-					_, err := j.Append(ctx, "tn_a", journal.Event{
+					e := journal.Event{
 						Type: "test.append", Actor: fmt.Sprintf("writer-%d", w),
 						Subject: map[string]any{"i": i}, Payload: map[string]any{"w": w, "note": "ünïcode ✓", "ratio": 0.1 * float64(i)},
-					})
+					}
+					if w%4 == 0 {
+						_, err := j.AppendSequenced(ctx, "tn_a", e)
+						return err
+					}
+					_, err := j.Append(ctx, "tn_a", e)
 					return err
 				})
 				if err != nil {
@@ -73,8 +82,8 @@ func TestConcurrentAppendsChainVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.OK || rep.Events != writers*each || rep.HeadSeq != writers*each {
-		t.Fatalf("report = %+v, want ok with %d events", rep, writers*each)
+	if !rep.OK || rep.Events != writers*each || rep.HeadSeq != writers*each || rep.Pending != 0 {
+		t.Fatalf("report = %+v, want ok with %d events, none pending", rep, writers*each)
 	}
 	var gaps int
 	err = pools[0].Pool.QueryRow(ctx, `SELECT count(*) FROM (
@@ -145,12 +154,9 @@ func TestRollbackLeavesNoEvent(t *testing.T) {
 		}
 		return fmt.Errorf("abort")
 	})
-	a := appendOne(t, ctx, db, j, "tn_r", journal.Event{Type: "kept", Actor: "k"})
-	if a.Seq != 2 {
-		t.Fatalf("seq after a rolled-back append = %d, want 2", a.Seq)
-	}
-	if rep, _ := j.Verify(ctx, "tn_r"); !rep.OK || rep.Events != 2 {
-		t.Fatalf("%+v", rep)
+	appendOne(t, ctx, db, j, "tn_r", journal.Event{Type: "kept", Actor: "k"})
+	if rep, _ := j.Verify(ctx, "tn_r"); !rep.OK || rep.Events != 2 || rep.HeadSeq != 2 || rep.Pending != 0 {
+		t.Fatalf("after a rolled-back append: %+v, want 2 events, none pending", rep)
 	}
 }
 
@@ -187,4 +193,177 @@ func TestVerifyDuringWrites(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// Within one unit of work events keep their order whichever way they are
+// appended: pending ones are chained before a sequenced one, and once the
+// transaction holds the head the rest are chained at once.
+func TestOrderWithinUnitOfWork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	j := journal.New(db, nil)
+	var mid journal.Sequenced
+	err := db.InTx(ctx, func(ctx context.Context) error {
+		for i, typ := range []string{"first", "second", "third", "fourth"} {
+			e := journal.Event{Type: typ, Actor: "k", Payload: map[string]any{"i": i}}
+			var err error
+			if typ == "third" {
+				mid, err = j.AppendSequenced(ctx, "tn_o", e)
+			} else {
+				_, err = j.Append(ctx, "tn_o", e)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mid.Seq != 3 {
+		t.Fatalf("sequenced event's seq = %d, want 3", mid.Seq)
+	}
+	evs, err := j.After(ctx, "tn_o", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, e.Type)
+	}
+	if strings.Join(got, ",") != "first,second,third,fourth" {
+		t.Fatalf("chain order = %v", got)
+	}
+	if evs[2].ID != mid.ID || !bytes.Equal(evs[2].Hash, mid.Hash) {
+		t.Fatalf("stored third event %s/%x, AppendSequenced said %s/%x", evs[2].ID, evs[2].Hash, mid.ID, mid.Hash)
+	}
+	if rep, _ := j.Verify(ctx, "tn_o"); !rep.OK || rep.Events != 4 || rep.Pending != 0 {
+		t.Fatalf("%+v", rep)
+	}
+}
+
+// An event is in the chain when its unit of work returns, with the id and
+// time Append gave it; workarea "" is stored as none.
+func TestAppendIsChainedOnReturn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	j := journal.New(db, nil)
+	a := appendOne(t, ctx, db, j, "tn_c", journal.Event{Type: "one", Actor: "k", Workarea: "wa_1", Subject: map[string]any{"x": 1}})
+	b := appendOne(t, ctx, db, j, "tn_c", journal.Event{Type: "two", Actor: "k"})
+	evs, err := j.After(ctx, "tn_c", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || evs[0].ID != a.ID || !evs[0].At.Equal(a.At) || evs[0].Workarea != "wa_1" ||
+		evs[1].ID != b.ID || evs[1].Workarea != "" || evs[1].Seq != 2 {
+		t.Fatalf("events = %+v; appended %+v, %+v", evs, a, b)
+	}
+	if head, _ := j.Head(ctx, "tn_c"); head != 2 {
+		t.Fatalf("head = %d", head)
+	}
+}
+
+// A process that dies between its commit and its sequencer's pass leaves
+// events pending: Verify counts them, the next write to the tenant chains
+// them first, and the sweep chains them for a tenant nobody writes to.
+func TestPendingLeftByACrash(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	j := journal.New(db, nil)
+	appendOne(t, ctx, db, j, "tn_p", journal.Event{Type: "before", Actor: "k"})
+	leave := func(tenant, id, typ string) {
+		t.Helper()
+		_, err := db.Pool.Exec(ctx, `INSERT INTO platform.journal_pending (tenant_id, event_id, event_type, at, actor, subject, payload)
+			VALUES ($1, $2, $3, now(), 'k', '{"n": 1.50}', '{"s": "ü"}')`, tenant, id, typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	leave("tn_p", "ev_crash1", "left.one")
+	leave("tn_p", "ev_crash2", "left.two")
+	rep, err := j.Verify(ctx, "tn_p")
+	if err != nil || !rep.OK || rep.Events != 1 || rep.Pending != 2 {
+		t.Fatalf("with two events left pending: %+v, %v", rep, err)
+	}
+	appendOne(t, ctx, db, j, "tn_p", journal.Event{Type: "after", Actor: "k"})
+	evs, err := j.After(ctx, "tn_p", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, e.Type)
+	}
+	if strings.Join(got, ",") != "before,left.one,left.two,after" {
+		t.Fatalf("chain = %v", got)
+	}
+
+	// A tenant nobody writes to: the sweep.
+	leave("tn_q", "ev_crash3", "left.alone")
+	n, err := j.Sweep(ctx, 100)
+	if err != nil || n < 1 {
+		t.Fatalf("sweep chained %d, %v", n, err)
+	}
+	for _, tenant := range []string{"tn_p", "tn_q"} {
+		if rep, err := j.Verify(ctx, tenant); err != nil || !rep.OK || rep.Pending != 0 {
+			t.Fatalf("%s after the sweep: %+v, %v", tenant, rep, err)
+		}
+	}
+}
+
+// Two processes (two journals on two pools) appending to one tenant and
+// sweeping at the same time never chain an event twice or skip one.
+func TestSweepRacesWriters(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	u := pgtest.NewURL(t)
+	var js []*journal.Journal
+	var dbs []*pg.DB
+	for range 2 {
+		db, err := pg.Open(ctx, u, pg.Options{MaxConns: 6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(db.Close)
+		dbs = append(dbs, db)
+		js = append(js, journal.New(db, nil))
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, 16)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 25 {
+				err := dbs[w%2].InTx(ctx, func(ctx context.Context) error {
+					_, err := js[w%2].Append(ctx, "tn_s", journal.Event{Type: "w", Actor: "k", Payload: map[string]any{"w": w, "i": i}})
+					return err
+				})
+				if err != nil {
+					errc <- err
+					return
+				}
+			}
+		})
+	}
+	for k := range 2 {
+		wg.Go(func() {
+			for range 20 {
+				if _, err := js[k].Sweep(ctx, 10); err != nil {
+					errc <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	if rep, err := js[0].Verify(ctx, "tn_s"); err != nil || !rep.OK || rep.Events != 200 || rep.Pending != 0 {
+		t.Fatalf("%+v, %v", rep, err)
+	}
 }

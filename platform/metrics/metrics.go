@@ -53,6 +53,17 @@ var (
 	JournalAppends = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: ns, Name: "journal_appends_total", Help: "Events appended to tenant journals (in transactions that may roll back).",
 	})
+	// JournalPasses counts the sequencer's passes (platform/journal): each
+	// chains every pending event of one tenant under one lock of its head.
+	// An error leaves the events pending for the next pass or the sweep.
+	JournalPasses = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Name: "journal_sequencer_passes_total", Help: "Sequencer passes chaining a tenant's pending journal events, by outcome (ok, error).",
+	}, []string{"outcome"})
+	// JournalChained counts events the sequencer chained after their
+	// transaction committed.
+	JournalChained = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: ns, Name: "journal_chained_total", Help: "Pending journal events chained by the sequencer.",
+	})
 	// UploadsInFlight is the number of attachment parts being received.
 	UploadsInFlight = prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: ns, Name: "uploads_in_flight", Help: "Attachment parts being received now.",
@@ -101,6 +112,8 @@ func init() {
 	// Outcomes that may never happen in a run still get a series, so that
 	// a rate() over them is 0 rather than absent.
 	EmbedderCalls.WithLabelValues("ok")
+	JournalPasses.WithLabelValues("ok")
+	JournalPasses.WithLabelValues("error")
 	EmbedderCalls.WithLabelValues("error")
 	LongPolls.WithLabelValues("inbox_wait")
 	LongPolls.WithLabelValues("notify_wait")
@@ -109,6 +122,7 @@ func init() {
 // instruments are the package's instruments, in every registry.
 func instruments() []prometheus.Collector {
 	return []prometheus.Collector{HTTPRequests, HTTPDuration, ToolCalls, ToolDuration, Refusals, JournalAppends,
+		JournalPasses, JournalChained,
 		UploadsInFlight, UploadBytesInFlight, UploadBytes, LongPolls, SweeperRuns, SweeperItems, EmbedderCalls,
 		EmbedderDuration, Ready}
 }

@@ -10,50 +10,6 @@ import (
 	"time"
 )
 
-const journalEventInsert = `-- name: JournalEventInsert :exec
-WITH ins AS (
-    INSERT INTO platform.journal_events (
-        tenant_id, seq, event_id, event_type, at, actor, workarea_id, subject, payload, prev_hash, hash
-    ) VALUES (
-        $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $1
-    )
-)
-UPDATE platform.journal_heads h
-SET hash = $1
-WHERE h.tenant_id = $2
-`
-
-type JournalEventInsertParams struct {
-	Hash       []byte
-	TenantID   string
-	Seq        int64
-	EventID    string
-	EventType  string
-	At         time.Time
-	Actor      string
-	WorkareaID *string
-	Subject    []byte
-	Payload    []byte
-	PrevHash   []byte
-}
-
-func (q *Queries) JournalEventInsert(ctx context.Context, db DBTX, arg JournalEventInsertParams) error {
-	_, err := db.Exec(ctx, journalEventInsert,
-		arg.Hash,
-		arg.TenantID,
-		arg.Seq,
-		arg.EventID,
-		arg.EventType,
-		arg.At,
-		arg.Actor,
-		arg.WorkareaID,
-		arg.Subject,
-		arg.Payload,
-		arg.PrevHash,
-	)
-	return err
-}
-
 const journalEventsAfter = `-- name: JournalEventsAfter :many
 SELECT tenant_id, seq, event_id, event_type, at, actor, workarea_id, subject, payload, prev_hash, hash
 FROM platform.journal_events
@@ -212,6 +168,60 @@ func (q *Queries) JournalEventsInWorkareaBefore(ctx context.Context, db DBTX, ar
 	return items, nil
 }
 
+const journalEventsInsert = `-- name: JournalEventsInsert :exec
+WITH ins AS (
+    INSERT INTO platform.journal_events (
+        tenant_id, seq, event_id, event_type, at, actor, workarea_id, subject, payload, prev_hash, hash
+    )
+    -- Set-returning functions in one SELECT list advance together (the
+    -- arrays have one element per event).
+    SELECT $3, unnest($4::bigint[]), unnest($5::text[]), unnest($6::text[]),
+        unnest($7::timestamptz[]), unnest($8::text[]), NULLIF(unnest($9::text[]), ''),
+        unnest($10::text[])::jsonb, unnest($11::text[])::jsonb,
+        unnest($12::bytea[]), unnest($13::bytea[])
+)
+UPDATE platform.journal_heads h
+SET seq = $1, hash = $2
+WHERE h.tenant_id = $3
+`
+
+type JournalEventsInsertParams struct {
+	HeadSeq     int64
+	HeadHash    []byte
+	TenantID    string
+	Seqs        []int64
+	EventIds    []string
+	EventTypes  []string
+	Ats         []time.Time
+	Actors      []string
+	WorkareaIds []string
+	Subjects    []string
+	Payloads    []string
+	PrevHashes  [][]byte
+	Hashes      [][]byte
+}
+
+// Chains a run of events (seqs consecutive, each prev_hash the hash before
+// it) and moves the head to the last of them, in one statement.
+func (q *Queries) JournalEventsInsert(ctx context.Context, db DBTX, arg JournalEventsInsertParams) error {
+	_, err := db.Exec(ctx, journalEventsInsert,
+		arg.HeadSeq,
+		arg.HeadHash,
+		arg.TenantID,
+		arg.Seqs,
+		arg.EventIds,
+		arg.EventTypes,
+		arg.Ats,
+		arg.Actors,
+		arg.WorkareaIds,
+		arg.Subjects,
+		arg.Payloads,
+		arg.PrevHashes,
+		arg.Hashes,
+	)
+	return err
+}
+
 const journalHead = `-- name: JournalHead :one
 SELECT seq, hash FROM platform.journal_heads WHERE tenant_id = $1
 `
@@ -224,27 +234,6 @@ type JournalHeadRow struct {
 func (q *Queries) JournalHead(ctx context.Context, db DBTX, tenantID string) (JournalHeadRow, error) {
 	row := db.QueryRow(ctx, journalHead, tenantID)
 	var i JournalHeadRow
-	err := row.Scan(&i.Seq, &i.Hash)
-	return i, err
-}
-
-const journalHeadAdvance = `-- name: JournalHeadAdvance :one
-UPDATE platform.journal_heads
-SET seq = seq + 1
-WHERE tenant_id = $1
-RETURNING seq, hash
-`
-
-type JournalHeadAdvanceRow struct {
-	Seq  int64
-	Hash []byte
-}
-
-// Locks the tenant's head row and returns the new seq with the hash of the
-// event before it, both from the row version this statement locked.
-func (q *Queries) JournalHeadAdvance(ctx context.Context, db DBTX, tenantID string) (JournalHeadAdvanceRow, error) {
-	row := db.QueryRow(ctx, journalHeadAdvance, tenantID)
-	var i JournalHeadAdvanceRow
 	err := row.Scan(&i.Seq, &i.Hash)
 	return i, err
 }
@@ -263,6 +252,209 @@ type JournalHeadInitParams struct {
 func (q *Queries) JournalHeadInit(ctx context.Context, db DBTX, arg JournalHeadInitParams) error {
 	_, err := db.Exec(ctx, journalHeadInit, arg.TenantID, arg.Hash)
 	return err
+}
+
+const journalHeadLock = `-- name: JournalHeadLock :one
+SELECT seq, hash FROM platform.journal_heads
+WHERE tenant_id = $1
+FOR UPDATE
+`
+
+type JournalHeadLockRow struct {
+	Seq  int64
+	Hash []byte
+}
+
+// Locks the tenant's head row. After waiting for another writer, FOR UPDATE
+// returns the row version it locked (the newest), not the statement's
+// snapshot, so the seq and hash it yields are the chain's true head.
+func (q *Queries) JournalHeadLock(ctx context.Context, db DBTX, tenantID string) (JournalHeadLockRow, error) {
+	row := db.QueryRow(ctx, journalHeadLock, tenantID)
+	var i JournalHeadLockRow
+	err := row.Scan(&i.Seq, &i.Hash)
+	return i, err
+}
+
+const journalHeadLockIfPending = `-- name: JournalHeadLockIfPending :one
+SELECT h.seq, h.hash FROM platform.journal_heads h
+WHERE h.tenant_id = $1
+  AND EXISTS (SELECT 1 FROM platform.journal_pending p WHERE p.tenant_id = $1)
+FOR UPDATE OF h
+`
+
+type JournalHeadLockIfPendingRow struct {
+	Seq  int64
+	Hash []byte
+}
+
+// The sequencer's lock: the tenant's head, locked only when the statement
+// sees pending events (no rows otherwise, or when there is no head yet).
+// Pending rows another transaction is moving are still seen, so the lock
+// waits for it; rows a committed one moved are not, and nothing is locked.
+func (q *Queries) JournalHeadLockIfPending(ctx context.Context, db DBTX, tenantID string) (JournalHeadLockIfPendingRow, error) {
+	row := db.QueryRow(ctx, journalHeadLockIfPending, tenantID)
+	var i JournalHeadLockIfPendingRow
+	err := row.Scan(&i.Seq, &i.Hash)
+	return i, err
+}
+
+const journalHeadTryLock = `-- name: JournalHeadTryLock :one
+SELECT h.seq, h.hash,
+    EXISTS (SELECT 1 FROM platform.journal_pending p WHERE p.tenant_id = $1) AS pending
+FROM platform.journal_heads h
+WHERE h.tenant_id = $1
+FOR UPDATE OF h SKIP LOCKED
+`
+
+type JournalHeadTryLockRow struct {
+	Seq     int64
+	Hash    []byte
+	Pending bool
+}
+
+// The tenant's head, locked unless another transaction holds it (no rows
+// then, nor when there is no head yet), and whether events are pending.
+func (q *Queries) JournalHeadTryLock(ctx context.Context, db DBTX, tenantID string) (JournalHeadTryLockRow, error) {
+	row := db.QueryRow(ctx, journalHeadTryLock, tenantID)
+	var i JournalHeadTryLockRow
+	err := row.Scan(&i.Seq, &i.Hash, &i.Pending)
+	return i, err
+}
+
+const journalPendingCount = `-- name: JournalPendingCount :one
+SELECT count(*) FROM platform.journal_pending WHERE tenant_id = $1
+`
+
+func (q *Queries) JournalPendingCount(ctx context.Context, db DBTX, tenantID string) (int64, error) {
+	row := db.QueryRow(ctx, journalPendingCount, tenantID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const journalPendingExists = `-- name: JournalPendingExists :one
+SELECT EXISTS (SELECT 1 FROM platform.journal_pending WHERE tenant_id = $1)
+`
+
+func (q *Queries) JournalPendingExists(ctx context.Context, db DBTX, tenantID string) (bool, error) {
+	row := db.QueryRow(ctx, journalPendingExists, tenantID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
+const journalPendingInsert = `-- name: JournalPendingInsert :exec
+INSERT INTO platform.journal_pending (tenant_id, event_id, event_type, at, actor, workarea_id, subject, payload)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+`
+
+type JournalPendingInsertParams struct {
+	TenantID   string
+	EventID    string
+	EventType  string
+	At         time.Time
+	Actor      string
+	WorkareaID *string
+	Subject    []byte
+	Payload    []byte
+}
+
+func (q *Queries) JournalPendingInsert(ctx context.Context, db DBTX, arg JournalPendingInsertParams) error {
+	_, err := db.Exec(ctx, journalPendingInsert,
+		arg.TenantID,
+		arg.EventID,
+		arg.EventType,
+		arg.At,
+		arg.Actor,
+		arg.WorkareaID,
+		arg.Subject,
+		arg.Payload,
+	)
+	return err
+}
+
+const journalPendingTake = `-- name: JournalPendingTake :many
+DELETE FROM platform.journal_pending
+WHERE id IN (
+    SELECT p.id FROM platform.journal_pending p
+    WHERE p.tenant_id = $1
+    ORDER BY p.id
+    LIMIT $2
+)
+RETURNING id, event_id, event_type, at, actor, workarea_id, subject, payload
+`
+
+type JournalPendingTakeParams struct {
+	TenantID string
+	MaxRows  int32
+}
+
+type JournalPendingTakeRow struct {
+	ID         int64
+	EventID    string
+	EventType  string
+	At         time.Time
+	Actor      string
+	WorkareaID *string
+	Subject    []byte
+	Payload    []byte
+}
+
+// Removes up to max_rows of the tenant's oldest pending events and returns
+// them (in no order: the caller sorts by id). Run under the head's lock.
+func (q *Queries) JournalPendingTake(ctx context.Context, db DBTX, arg JournalPendingTakeParams) ([]JournalPendingTakeRow, error) {
+	rows, err := db.Query(ctx, journalPendingTake, arg.TenantID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []JournalPendingTakeRow
+	for rows.Next() {
+		var i JournalPendingTakeRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventID,
+			&i.EventType,
+			&i.At,
+			&i.Actor,
+			&i.WorkareaID,
+			&i.Subject,
+			&i.Payload,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const journalPendingTenants = `-- name: JournalPendingTenants :many
+SELECT DISTINCT tenant_id FROM platform.journal_pending
+LIMIT $1
+`
+
+// Tenants with events waiting to be chained (the journal sweep).
+func (q *Queries) JournalPendingTenants(ctx context.Context, db DBTX, maxRows int32) ([]string, error) {
+	rows, err := db.Query(ctx, journalPendingTenants, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var tenant_id string
+		if err := rows.Scan(&tenant_id); err != nil {
+			return nil, err
+		}
+		items = append(items, tenant_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const journalSeqRange = `-- name: JournalSeqRange :one

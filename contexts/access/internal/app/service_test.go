@@ -26,7 +26,7 @@ func (j *fakeJournal) Append(_ context.Context, tenant string, e journal.Event) 
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.events[tenant] = append(j.events[tenant], e)
-	return journal.Appended{Seq: int64(len(j.events[tenant])), ID: ids.New(ids.Event)}, nil
+	return journal.Appended{ID: ids.New(ids.Event)}, nil
 }
 
 func (j *fakeJournal) Verify(_ context.Context, tenant string) (journal.Report, error) {

@@ -441,8 +441,8 @@ func (s *Service) settle(ctx context.Context, tenant string) error {
 
 // append records a feed event and wakes the waiters of every replica when
 // its unit of work commits.
-func (s *Service) append(ctx context.Context, tenant string, e journal.Event) (journal.Appended, error) {
-	ev, err := s.Journal.Append(ctx, tenant, e)
+func (s *Service) append(ctx context.Context, tenant string, e journal.Event) (journal.Sequenced, error) {
+	ev, err := s.Journal.AppendSequenced(ctx, tenant, e)
 	if err != nil {
 		return ev, err
 	}
@@ -455,7 +455,7 @@ func (s *Service) append(ctx context.Context, tenant string, e journal.Event) (j
 }
 
 // searchable hands a coordination record to search (when wired).
-func (s *Service) searchable(ctx context.Context, tenant string, ev journal.Appended, workarea, idPath, kind, actor, body string) error {
+func (s *Service) searchable(ctx context.Context, tenant string, ev journal.Sequenced, workarea, idPath, kind, actor, body string) error {
 	if s.Search == nil || body == "" {
 		return nil
 	}

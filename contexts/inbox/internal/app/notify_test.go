@@ -131,7 +131,7 @@ func setupNotify(t *testing.T) notifyBundle {
 }
 
 func (b notifyBundle) event(typ, actor, workarea string) {
-	_, _ = b.j.Append(context.Background(), "tn", journal.Event{Type: typ, Actor: actor, Workarea: workarea, Payload: map[string]any{"body": "hi"}})
+	_, _ = b.j.AppendSequenced(context.Background(), "tn", journal.Event{Type: typ, Actor: actor, Workarea: workarea, Payload: map[string]any{"body": "hi"}})
 }
 
 func TestAttentionDeliveredOnce(t *testing.T) {

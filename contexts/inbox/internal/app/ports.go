@@ -56,8 +56,9 @@ type Journal interface {
 	// InWorkarea reads one workarea's events strictly between after and
 	// before (0: unbounded), oldest first or newest first.
 	InWorkarea(ctx context.Context, tenant, workarea string, after, before int64, limit int, newestFirst bool) ([]journal.Stored, error)
-	// Append records an event in the caller's unit of work.
-	Append(ctx context.Context, tenant string, e journal.Event) (journal.Appended, error)
+	// AppendSequenced records an event in the caller's unit of work and
+	// chains it at once: the inbox stores its seq (feed positions).
+	AppendSequenced(ctx context.Context, tenant string, e journal.Event) (journal.Sequenced, error)
 }
 
 // Wakes carries "something landed in a tenant's inbox or feed" across

@@ -41,14 +41,14 @@ func (j *fakeJournal) InWorkarea(_ context.Context, _ string, workarea string, a
 	return out[:min(limit, len(out))], nil
 }
 
-func (j *fakeJournal) Append(_ context.Context, _ string, e journal.Event) (journal.Appended, error) {
+func (j *fakeJournal) AppendSequenced(_ context.Context, _ string, e journal.Event) (journal.Sequenced, error) {
 	seq := int64(len(j.events) + 1)
 	payload, _ := json.Marshal(e.Payload)
 	subject, _ := json.Marshal(e.Subject)
 	at := time.Unix(0, 0).UTC()
 	id := fmt.Sprintf("ev_%d", seq)
 	j.events = append(j.events, journal.Stored{Seq: seq, ID: id, Type: e.Type, Actor: e.Actor, Workarea: e.Workarea, Payload: payload, Subject: subject, At: at})
-	return journal.Appended{Seq: seq, ID: id, At: at}, nil
+	return journal.Sequenced{Seq: seq, ID: id, At: at}, nil
 }
 
 type oneScope struct{}

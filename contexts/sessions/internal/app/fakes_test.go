@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -187,7 +188,7 @@ func (j *fakeJournal) Append(_ context.Context, _ string, e journal.Event) (jour
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.events = append(j.events, e)
-	return journal.Appended{Seq: int64(len(j.events))}, nil
+	return journal.Appended{ID: "ev_" + strconv.Itoa(len(j.events))}, nil
 }
 
 func (j *fakeJournal) types() []string {

@@ -431,6 +431,18 @@ type PlatformJournalHead struct {
 	Hash     []byte
 }
 
+type PlatformJournalPending struct {
+	ID         int64
+	TenantID   string
+	EventID    string
+	EventType  string
+	At         time.Time
+	Actor      string
+	WorkareaID *string
+	Subject    []byte
+	Payload    []byte
+}
+
 type RetrievalCorpu struct {
 	TenantID string
 	Docs     int64
