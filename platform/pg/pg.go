@@ -145,6 +145,9 @@ func (db *DB) runTx(ctx context.Context, opts pgx.TxOptions, fn func(ctx context
 	if err := fn(txCtx); err != nil {
 		return err
 	}
+	if err := hooks.runBefore(txCtx); err != nil {
+		return err
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
@@ -173,11 +176,24 @@ func IsCode(err error, code string) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == code
 }
 
-// afterCommit holds what runs once a unit of work has committed, and
-// what helpers keep for the length of it ([TxLocal]).
+// afterCommit holds what runs as a unit of work commits ([BeforeCommit])
+// and once it has ([AfterCommit]), and what helpers keep for the length of
+// it ([TxLocal]).
 type afterCommit struct {
-	fns  []func()
-	vals map[any]any
+	before []func(context.Context) error
+	fns    []func()
+	vals   map[any]any
+}
+
+// runBefore runs the before-commit hooks in the order they were added,
+// hooks added by a hook included; the first error stops the commit.
+func (a *afterCommit) runBefore(ctx context.Context) error {
+	for i := 0; i < len(a.before); i++ {
+		if err := a.before[i](ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type afterCommitKey struct{}
@@ -197,6 +213,20 @@ func AfterCommit(ctx context.Context, fn func()) {
 		return
 	}
 	fn()
+}
+
+// BeforeCommit runs fn in the unit of work carried by ctx once its body
+// has returned without error, as its last statements before COMMIT; an
+// error from fn rolls the unit of work back and is returned by InTx. What
+// fn writes is ordered after everything the unit of work read or waited
+// for. Without a unit of work it returns an error.
+func BeforeCommit(ctx context.Context, fn func(ctx context.Context) error) error {
+	a, ok := ctx.Value(afterCommitKey{}).(*afterCommit)
+	if !ok {
+		return errors.New("pg: BeforeCommit outside a unit of work (use DB.InTx)")
+	}
+	a.before = append(a.before, fn)
+	return nil
 }
 
 // TxLocal returns the value kept under key for the unit of work carried by

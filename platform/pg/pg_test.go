@@ -85,3 +85,59 @@ func TestAfterCommit(t *testing.T) {
 		t.Fatal("without a unit of work it did not run at once")
 	}
 }
+
+// BeforeCommit runs in the unit of work after its body, in order, hooks
+// added by a hook included; its error rolls everything back.
+func TestBeforeCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := pg.Open(ctx, pgtest.NewURL(t), pg.Options{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Pool.Exec(ctx, `CREATE TABLE t (n int)`); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(n int) func(ctx context.Context) error {
+		return func(ctx context.Context) error {
+			_, err := db.Conn(ctx).Exec(ctx, `INSERT INTO t VALUES ($1)`, n)
+			return err
+		}
+	}
+	var order []int
+	err = db.InTx(ctx, func(ctx context.Context) error {
+		if err := pg.BeforeCommit(ctx, func(ctx context.Context) error {
+			order = append(order, 2)
+			return errors.Join(insert(2)(ctx), pg.BeforeCommit(ctx, func(ctx context.Context) error {
+				order = append(order, 3)
+				return insert(3)(ctx)
+			}))
+		}); err != nil {
+			return err
+		}
+		order = append(order, 1)
+		return insert(1)(ctx)
+	})
+	if err != nil || len(order) != 3 || order[0] != 1 || order[1] != 2 || order[2] != 3 {
+		t.Fatalf("order %v, %v", order, err)
+	}
+	failed := errors.New("refused")
+	err = db.InTx(ctx, func(ctx context.Context) error {
+		pg.AfterCommit(ctx, func() { t.Error("an after-commit hook ran after a failed before-commit hook") })
+		if err := pg.BeforeCommit(ctx, func(ctx context.Context) error { return errors.Join(insert(5)(ctx), failed) }); err != nil {
+			return err
+		}
+		return insert(4)(ctx)
+	})
+	if !errors.Is(err, failed) {
+		t.Fatalf("InTx = %v, want the hook's error", err)
+	}
+	var rows int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&rows); err != nil || rows != 3 {
+		t.Fatalf("rows = %d (%v), want the first unit of work's 3", rows, err)
+	}
+	if err := pg.BeforeCommit(ctx, func(context.Context) error { return nil }); err == nil {
+		t.Fatal("BeforeCommit outside a unit of work was accepted")
+	}
+}
