@@ -67,7 +67,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		<-listened
 	}()
 	// Events a crash left pending are chained before the first request.
-	sweepJournalPending(ctx, a, log)
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	swept := make(chan struct{})
 	go func() {
@@ -175,6 +174,9 @@ const (
 // their retention, attachment housekeeping. Every replica runs it; rows
 // are claimed with SKIP LOCKED or deleted in bounded batches.
 func sweepExpired(ctx context.Context, a *app, cfg config.Config, log *slog.Logger) {
+	// Events a process left pending when it stopped are chained at once,
+	// not an interval later.
+	sweepJournalPending(ctx, a, log)
 	t := time.NewTicker(cfg.ExpirySweep)
 	defer t.Stop()
 	for {
@@ -217,11 +219,23 @@ func sweepExpired(ctx context.Context, a *app, cfg config.Config, log *slog.Logg
 }
 
 // sweepJournalPending chains journal events a process left pending when
-// it died between a commit and the sequencer's pass.
+// it died between a commit and the sequencer's pass (or whose pass
+// failed): up to 100 tenants a run, those waiting longest first; the next
+// run takes any more.
 func sweepJournalPending(ctx context.Context, a *app, log *slog.Logger) {
-	sweep(ctx, log, sweepJournal, "pending journal events chained", 100, func(n int) (int64, error) {
-		return a.journal.Sweep(ctx, n)
-	})
+	_, n, err := a.journal.Sweep(ctx, 100)
+	metrics.SweeperItems.WithLabelValues(sweepJournal).Add(float64(n))
+	if n > 0 {
+		log.InfoContext(ctx, "pending journal events chained", "count", n)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			metrics.SweeperRuns.WithLabelValues(sweepJournal, "error").Inc()
+			log.ErrorContext(ctx, "sweep failed", "sweep", "pending journal events", "error", err)
+		}
+		return
+	}
+	metrics.SweeperRuns.WithLabelValues(sweepJournal, "ok").Inc()
 }
 
 // sweep runs one sweep in batches of batch until a batch comes back

@@ -8,16 +8,21 @@
 //
 // Two ways in:
 //
-//   - [Journal.Append] writes the event in the caller's transaction as
-//     pending, without the head's lock. Right after the commit the
-//     sequencer chains it, in one short transaction with every other
-//     pending event of the tenant (sequencer.go): writers do not queue on
-//     the head for the rest of their transaction, and one lock hold
-//     chains many transactions. The event's seq is not known inside the
-//     transaction. Every context but the inbox uses it.
+//   - [Journal.Append] keeps the event until the unit of work commits and
+//     writes it then, as its last statements: after everything the unit
+//     of work read or waited for, so the chain never puts an event before
+//     one whose effects its unit of work saw. If no other transaction
+//     holds the head, the unit of work takes it (SKIP LOCKED) and chains
+//     in place, holding it only for the commit. Otherwise the event is
+//     written pending and the sequencer chains it right after the commit,
+//     in one short transaction with every other pending event of the
+//     tenant (sequencer.go): one lock hold chains many units of work. The
+//     event's seq is not known inside the transaction. Every context but
+//     the inbox uses it.
 //   - [Journal.AppendSequenced] takes the head's lock at once, chains the
-//     tenant's pending events first, then its own, and returns the seq:
-//     for callers that store it (the inbox's feed positions).
+//     tenant's pending events and the unit of work's earlier appends
+//     first, then its own, and returns the seq: for callers that store it
+//     (the inbox's feed positions).
 package journal
 
 import (
@@ -28,6 +33,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -73,9 +79,9 @@ type Journal struct {
 	inTx  atomic.Bool // every Append chains in its transaction
 }
 
-// ChainInTx makes every [Journal.Append] chain its event in the caller's
-// transaction, as [Journal.AppendSequenced] does: how every write worked
-// before the sequencer (migration 0041). Benchmarks set it to measure that
+// ChainInTx makes every [Journal.Append] chain its event at once, as
+// [Journal.AppendSequenced] does: how every write worked before the
+// sequencer (migration 0041). Benchmarks set it to measure that
 // path beside the sequencer's in the same run.
 func (j *Journal) ChainInTx(on bool) { j.inTx.Store(on) }
 
@@ -91,14 +97,17 @@ func New(db *pg.DB, clock func() time.Time) *Journal {
 
 var genesis = make([]byte, sha256.Size)
 
-// Append records e for tenant in the transaction carried by ctx. When no
-// other transaction holds the tenant's head (nor is this process's
-// sequencer chaining it), this one takes the head and chains the event at
-// once: the cheapest way without contention. Otherwise the
-// event is written pending and chained right after the commit (before the
-// unit of work returns), in one batch with other transactions' events of
-// the tenant; if the process dies in between, the next write to the
-// tenant or the journal sweep chains it.
+// Append records e for tenant in the transaction carried by ctx. The
+// event is written as the unit of work commits (pg.BeforeCommit), after
+// everything it read or waited for, so the chain's order never puts an
+// event before one whose effects its unit of work saw. Then, if no other
+// transaction holds the tenant's head (nor is this process's sequencer
+// chaining it), the unit of work takes the head and chains its events in
+// place: the cheapest way without contention, the head held only for the
+// commit. Otherwise they are written pending and chained right after the
+// commit (before InTx returns), in one batch with other units of work's
+// events of the tenant; if that pass fails or the process dies first, the
+// next write to the tenant or the journal sweep chains them.
 func (j *Journal) Append(ctx context.Context, tenant string, e Event) (Appended, error) {
 	if err := pg.InTxRequired(ctx); err != nil {
 		return Appended{}, err
@@ -108,54 +117,27 @@ func (j *Journal) Append(ctx context.Context, tenant string, e Event) (Appended,
 		return Appended{}, err
 	}
 	st := txState(ctx)
-	if j.inTx.Load() && st.holds[tenant] == nil {
-		if _, _, err := j.chain(ctx, st, tenant, rec); err != nil {
+	if j.inTx.Load() {
+		if _, err := j.sequence(ctx, st, rec); err != nil {
 			return Appended{}, err
 		}
-		metrics.JournalAppends.Inc()
 		return Appended{ID: rec.EventID, At: rec.At}, nil
 	}
-	// While this process's sequencer is chaining the tenant, others are
-	// writing to it too: go pending without asking for the head.
-	if st.holds[tenant] == nil && !j.seq.busy(tenant) {
-		if err := j.tryHead(ctx, st, tenant); err != nil {
+	if !st.hooked {
+		if err := pg.BeforeCommit(ctx, func(ctx context.Context) error { return j.flush(ctx, st) }); err != nil {
 			return Appended{}, err
 		}
+		st.hooked = true
 	}
-	if st.holds[tenant] != nil {
-		if _, _, err := j.chain(ctx, st, tenant, rec); err != nil {
-			return Appended{}, err
-		}
-		metrics.JournalAppends.Inc()
-		return Appended{ID: rec.EventID, At: rec.At}, nil
-	}
-	var workarea *string
-	if rec.Workarea != "" {
-		workarea = &rec.Workarea
-	}
-	err = j.q.JournalPendingInsert(ctx, j.db.Conn(ctx), dbsqlc.JournalPendingInsertParams{
-		TenantID: tenant, EventID: rec.EventID, EventType: rec.Type, At: rec.At, Actor: rec.Actor,
-		WorkareaID: workarea, Subject: rec.Subject, Payload: rec.Payload,
-	})
-	if err != nil {
-		return Appended{}, fmt.Errorf("journal: write pending event: %w", err)
-	}
-	if !st.queued[tenant] {
-		st.queued[tenant] = true
-		pg.AfterCommit(ctx, func() {
-			if st.holds[tenant] == nil { // else chained in the transaction
-				j.seq.await(tenant)
-			}
-		})
-	}
+	st.buffered = append(st.buffered, rec)
 	metrics.JournalAppends.Inc()
 	return Appended{ID: rec.EventID, At: rec.At}, nil
 }
 
 // AppendSequenced records e for tenant in the transaction carried by ctx
 // and chains it at once: the transaction holds the tenant's head until it
-// ends. Pending events of the tenant (this transaction's own and those
-// committed by others) are chained before it.
+// ends. Pending events of the tenant (those committed by others and this
+// unit of work's own earlier appends) are chained before it.
 func (j *Journal) AppendSequenced(ctx context.Context, tenant string, e Event) (Sequenced, error) {
 	if err := pg.InTxRequired(ctx); err != nil {
 		return Sequenced{}, err
@@ -164,13 +146,27 @@ func (j *Journal) AppendSequenced(ctx context.Context, tenant string, e Event) (
 	if err != nil {
 		return Sequenced{}, err
 	}
-	st := txState(ctx)
-	seq, hash, err := j.chain(ctx, st, tenant, rec)
+	return j.sequence(ctx, txState(ctx), rec)
+}
+
+// sequence chains rec in the caller's transaction, taking the tenant's
+// head if it does not hold it yet.
+func (j *Journal) sequence(ctx context.Context, st *state, rec record) (Sequenced, error) {
+	h := st.holds[rec.TenantID]
+	if h == nil {
+		start, err := j.lockHead(ctx, rec.TenantID)
+		if err != nil {
+			return Sequenced{}, err
+		}
+		h = &start
+	}
+	end, err := j.extend(ctx, rec.TenantID, *h, true, append(st.take(rec.TenantID), rec))
 	if err != nil {
 		return Sequenced{}, err
 	}
+	st.holds[rec.TenantID] = &end
 	metrics.JournalAppends.Inc()
-	return Sequenced{Seq: seq, ID: rec.EventID, At: rec.At, Hash: hash}, nil
+	return Sequenced{Seq: end.Seq, ID: rec.EventID, At: rec.At, Hash: end.Hash}, nil
 }
 
 // record is e as it will be hashed, without its seq yet.
@@ -194,31 +190,97 @@ func (j *Journal) record(tenant string, e Event) (record, error) {
 	return rec, nil
 }
 
-// chain appends rec to tenant's chain in the caller's transaction, taking
-// the head's lock (and chaining the pending events) on first use, and
-// returns the event's seq and hash.
-func (j *Journal) chain(ctx context.Context, st *state, tenant string, rec record) (int64, []byte, error) {
-	h := st.holds[tenant]
-	if h == nil {
-		head, err := j.lockHead(ctx, tenant)
-		if err != nil {
-			return 0, nil, err
+// flush writes the unit of work's appended events as it commits: for
+// each tenant (in one order, so units of work that lock several heads
+// cannot deadlock on them), chained in place when the unit of work holds
+// or can take the head, else pending for the sequencer.
+func (j *Journal) flush(ctx context.Context, st *state) error {
+	st.hooked = false // an Append from a later before-commit hook registers anew
+	var tenants []string
+	for _, r := range st.buffered {
+		if !slices.Contains(tenants, r.TenantID) {
+			tenants = append(tenants, r.TenantID)
 		}
-		if head, err = j.chainPending(ctx, tenant, head); err != nil {
-			return 0, nil, err
-		}
-		h = &head
-		st.holds[tenant] = h
 	}
-	b := batch{head: *h}
-	if err := b.add(rec); err != nil {
-		return 0, nil, err
+	slices.Sort(tenants)
+	for _, tenant := range tenants {
+		recs := st.take(tenant)
+		h := st.holds[tenant]
+		pending := true
+		switch {
+		case h != nil:
+		case j.inTx.Load():
+			start, err := j.lockHead(ctx, tenant)
+			if err != nil {
+				return err
+			}
+			h = &start
+		case !j.seq.busy(tenant):
+			// While this process's sequencer is chaining the tenant,
+			// others are writing to it too: go pending without asking.
+			start, ok, anyPending, err := j.tryHead(ctx, tenant)
+			if err != nil {
+				return err
+			}
+			if ok {
+				h, pending = &start, anyPending
+			}
+		}
+		if h != nil {
+			end, err := j.extend(ctx, tenant, *h, pending, recs)
+			if err != nil {
+				return err
+			}
+			st.holds[tenant] = &end
+			continue
+		}
+		if err := j.writePending(ctx, recs); err != nil {
+			return err
+		}
+		pg.AfterCommit(ctx, func() { j.seq.await(tenant) })
+	}
+	return nil
+}
+
+// extend chains recs after h in the caller's transaction, which holds the
+// tenant's head: first, when there may be any, the pending events other
+// units of work committed before this point. It returns the new end.
+func (j *Journal) extend(ctx context.Context, tenant string, h head, pending bool, recs []record) (head, error) {
+	var err error
+	if pending {
+		if h, err = j.chainPending(ctx, tenant, h); err != nil {
+			return h, err
+		}
+	}
+	b := batch{head: h}
+	for _, rec := range recs {
+		if err := b.add(rec); err != nil {
+			return h, err
+		}
 	}
 	if err := j.insert(ctx, tenant, b); err != nil {
-		return 0, nil, err
+		return h, err
 	}
-	*h = b.head
-	return h.Seq, h.Hash, nil
+	return b.head, nil
+}
+
+// writePending writes recs to the pending table, in order.
+func (j *Journal) writePending(ctx context.Context, recs []record) error {
+	conn := j.db.Conn(ctx)
+	for _, rec := range recs {
+		var workarea *string
+		if rec.Workarea != "" {
+			workarea = &rec.Workarea
+		}
+		err := j.q.JournalPendingInsert(ctx, conn, dbsqlc.JournalPendingInsertParams{
+			TenantID: rec.TenantID, EventID: rec.EventID, EventType: rec.Type, At: rec.At, Actor: rec.Actor,
+			WorkareaID: workarea, Subject: rec.Subject, Payload: rec.Payload,
+		})
+		if err != nil {
+			return fmt.Errorf("journal: write pending event: %w", err)
+		}
+	}
+	return nil
 }
 
 // record is the hashed form of an event. Subject and Payload are canonical

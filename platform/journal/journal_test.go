@@ -304,7 +304,7 @@ func TestPendingLeftByACrash(t *testing.T) {
 
 	// A tenant nobody writes to: the sweep.
 	leave("tn_q", "ev_crash3", "left.alone")
-	n, err := j.Sweep(ctx, 100)
+	_, n, err := j.Sweep(ctx, 100)
 	if err != nil || n < 1 {
 		t.Fatalf("sweep chained %d, %v", n, err)
 	}
@@ -351,7 +351,7 @@ func TestSweepRacesWriters(t *testing.T) {
 	for k := range 2 {
 		wg.Go(func() {
 			for range 20 {
-				if _, err := js[k].Sweep(ctx, 10); err != nil {
+				if _, _, err := js[k].Sweep(ctx, 10); err != nil {
 					errc <- err
 					return
 				}
@@ -365,5 +365,66 @@ func TestSweepRacesWriters(t *testing.T) {
 	}
 	if rep, err := js[0].Verify(ctx, "tn_s"); err != nil || !rep.OK || rep.Events != 200 || rep.Pending != 0 {
 		t.Fatalf("%+v, %v", rep, err)
+	}
+}
+
+// An event never precedes, in the chain, one whose effects its unit of
+// work saw: here the first unit of work appends, then waits on a row the
+// second holds; the second appends and commits; the first goes on and
+// commits. The second's event comes first.
+func TestCausalOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	j := journal.New(db, nil)
+	if _, err := db.Pool.Exec(ctx, `CREATE TABLE causal (id int PRIMARY KEY, v text); INSERT INTO causal VALUES (1, '')`); err != nil {
+		t.Fatal(err)
+	}
+	appendOne(t, ctx, db, j, "tn_causal", journal.Event{Type: "start", Actor: "k"})
+	locked, appended := make(chan struct{}), make(chan struct{})
+	errc := make(chan error, 2)
+	go func() { // the second unit of work
+		errc <- db.InTx(ctx, func(ctx context.Context) error {
+			if _, err := db.Conn(ctx).Exec(ctx, `UPDATE causal SET v = 'second' WHERE id = 1`); err != nil {
+				return err
+			}
+			close(locked)
+			<-appended
+			_, err := j.Append(ctx, "tn_causal", journal.Event{Type: "second", Actor: "k"})
+			return err
+		})
+	}()
+	<-locked
+	err := db.InTx(ctx, func(ctx context.Context) error { // the first
+		if _, err := j.Append(ctx, "tn_causal", journal.Event{Type: "first", Actor: "k"}); err != nil {
+			return err
+		}
+		close(appended)
+		// Waits for the second to commit, then sees its write.
+		var v string
+		if err := db.Conn(ctx).QueryRow(ctx, `UPDATE causal SET v = v || '+first' WHERE id = 1 RETURNING v`).Scan(&v); err != nil {
+			return err
+		}
+		if v != "second+first" {
+			return fmt.Errorf("saw %q", v)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	evs, err := j.After(ctx, "tn_causal", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, e.Type)
+	}
+	if strings.Join(got, ",") != "start,second,first" {
+		t.Fatalf("chain = %v, want the second unit of work's event before the first's", got)
 	}
 }

@@ -3,6 +3,7 @@ package journal
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -21,17 +22,33 @@ type head struct {
 	Hash []byte
 }
 
-// state is what one unit of work knows of the chains it wrote to.
+// state is what one unit of work knows of the chains it writes to.
 type state struct {
-	holds  map[string]*head // tenants whose head this transaction has locked: where their chain ends now
-	queued map[string]bool  // tenants this transaction wrote pending events for
+	holds    map[string]*head // tenants whose head this transaction has locked: where their chain ends now
+	buffered []record         // events appended, written as the unit of work commits (flush), in order
+	hooked   bool             // flush is registered
+}
+
+// take removes and returns tenant's buffered events, in order.
+func (st *state) take(tenant string) []record {
+	var mine []record
+	rest := st.buffered[:0]
+	for _, r := range st.buffered {
+		if r.TenantID == tenant {
+			mine = append(mine, r)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	st.buffered = rest
+	return mine
 }
 
 type stateKey struct{}
 
 func txState(ctx context.Context) *state {
 	return pg.TxLocal(ctx, stateKey{}, func() *state {
-		return &state{holds: map[string]*head{}, queued: map[string]bool{}}
+		return &state{holds: map[string]*head{}}
 	})
 }
 
@@ -52,24 +69,18 @@ func (j *Journal) lockHead(ctx context.Context, tenant string) (head, error) {
 	return head{Seq: row.Seq, Hash: row.Hash}, nil
 }
 
-// tryHead takes tenant's head for the caller's transaction if no other
-// transaction holds it, chaining the pending events it sees first.
-func (j *Journal) tryHead(ctx context.Context, st *state, tenant string) error {
+// tryHead locks tenant's head in the caller's transaction unless another
+// transaction holds it (ok false then, and when the tenant has no head
+// yet), and reports whether events are pending.
+func (j *Journal) tryHead(ctx context.Context, tenant string) (h head, ok, pending bool, err error) {
 	row, err := j.q.JournalHeadTryLock(ctx, j.db.Conn(ctx), tenant)
-	if pg.IsNoRows(err) { // held elsewhere, or the tenant's first event
-		return nil
+	if pg.IsNoRows(err) {
+		return head{}, false, false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("journal: try the head's lock: %w", err)
+		return head{}, false, false, fmt.Errorf("journal: try the head's lock: %w", err)
 	}
-	h := head{Seq: row.Seq, Hash: row.Hash}
-	if row.Pending {
-		if h, err = j.chainPending(ctx, tenant, h); err != nil {
-			return err
-		}
-	}
-	st.holds[tenant] = &h
-	return nil
+	return head{Seq: row.Seq, Hash: row.Hash}, true, row.Pending, nil
 }
 
 // batch is a run of events to chain after a head, in order.
@@ -184,8 +195,8 @@ func (j *Journal) pass(ctx context.Context, tenant string) (n int64, err error) 
 		case !pg.IsNoRows(err):
 			return fmt.Errorf("journal: lock head: %w", err)
 		default: // nothing pending, or a tenant's first events
-			any, err := j.q.JournalPendingExists(ctx, j.db.Conn(ctx), tenant)
-			if err != nil || !any {
+			some, err := j.q.JournalPendingExists(ctx, j.db.Conn(ctx), tenant)
+			if err != nil || !some {
 				return err
 			}
 			if start, err = j.lockHead(ctx, tenant); err != nil {
@@ -267,21 +278,28 @@ func (s *sequencer) run(tenant string, w *waiters) {
 	}
 }
 
-// Sweep chains the pending events of up to max tenants: those a process
-// left when it died between a commit and its pass. It returns how many
+// Sweep chains the pending events of up to max tenants, those waiting
+// longest first: events a process left when it died between a commit and
+// its pass, or whose pass failed. A tenant whose pass fails does not stop
+// the others. It returns how many tenants it passed over and how many
 // events it chained.
-func (j *Journal) Sweep(ctx context.Context, max int) (int64, error) {
-	tenants, err := j.q.JournalPendingTenants(ctx, j.db.Pool, int32(max))
+func (j *Journal) Sweep(ctx context.Context, max int) (tenants int, chained int64, err error) {
+	ts, err := j.q.JournalPendingTenants(ctx, j.db.Pool, int32(max))
 	if err != nil {
-		return 0, fmt.Errorf("journal: list pending tenants: %w", err)
+		return 0, 0, fmt.Errorf("journal: list pending tenants: %w", err)
 	}
-	var total int64
-	for _, t := range tenants {
-		n, err := j.pass(ctx, t)
-		total += n
+	var errs []error
+	for _, t := range ts {
+		pctx, cancel := context.WithTimeout(ctx, passTimeout)
+		n, err := j.pass(pctx, t)
+		cancel()
+		chained += n
 		if err != nil {
-			return total, err
+			errs = append(errs, fmt.Errorf("tenant %s: %w", t, err))
+		}
+		if ctx.Err() != nil {
+			break
 		}
 	}
-	return total, nil
+	return len(ts), chained, errors.Join(errs...)
 }

@@ -432,11 +432,14 @@ func (q *Queries) JournalPendingTake(ctx context.Context, db DBTX, arg JournalPe
 }
 
 const journalPendingTenants = `-- name: JournalPendingTenants :many
-SELECT DISTINCT tenant_id FROM platform.journal_pending
+SELECT tenant_id FROM platform.journal_pending
+GROUP BY tenant_id
+ORDER BY min(id)
 LIMIT $1
 `
 
-// Tenants with events waiting to be chained (the journal sweep).
+// Tenants with events waiting to be chained (the journal sweep), those
+// waiting longest first.
 func (q *Queries) JournalPendingTenants(ctx context.Context, db DBTX, maxRows int32) ([]string, error) {
 	rows, err := db.Query(ctx, journalPendingTenants, maxRows)
 	if err != nil {

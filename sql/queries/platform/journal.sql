@@ -65,8 +65,11 @@ WHERE id IN (
 RETURNING id, event_id, event_type, at, actor, workarea_id, subject, payload;
 
 -- name: JournalPendingTenants :many
--- Tenants with events waiting to be chained (the journal sweep).
-SELECT DISTINCT tenant_id FROM platform.journal_pending
+-- Tenants with events waiting to be chained (the journal sweep), those
+-- waiting longest first.
+SELECT tenant_id FROM platform.journal_pending
+GROUP BY tenant_id
+ORDER BY min(id)
 LIMIT @max_rows;
 
 -- name: JournalPendingCount :one

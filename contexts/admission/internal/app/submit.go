@@ -190,9 +190,8 @@ func (s *Service) submit(ctx context.Context, caller auth.Caller, sub domain.Sub
 	if err := s.stage(ctx, c, prep); err != nil {
 		return Receipt{}, fmt.Errorf("stage for recall: %w", err)
 	}
-	// The journal append may take the tenant's chain lock (when no one
-	// else holds it; otherwise the event is chained after the commit); it
-	// comes last so the lock is held only until commit.
+	// The journal writes the event as the unit of work commits (chained
+	// in place when no one holds the tenant's head, else right after).
 	err = s.record(ctx, caller.TenantID, journal.Event{
 		Type: "submission." + string(c.Verb), Actor: caller.KeyID, Workarea: c.WorkareaID, Subject: subject(c),
 		Payload: map[string]any{
