@@ -122,10 +122,19 @@ WHERE tenant_id = @tenant_id AND id = @id AND state = 'held' AND leased_until = 
 
 -- name: ArtifactLease :execrows
 -- Leases a held item unless someone else holds a lease on it: the row lock
--- and the re-checked condition make one reviewer win.
-UPDATE admission.artifacts SET leased_until = @until
-WHERE tenant_id = @tenant_id AND id = @id AND state = 'held' AND held_expires_at > @now
-  AND (leased_until IS NULL OR leased_until <= @now);
+-- and the re-checked condition make one reviewer win. A row another
+-- transaction has locked (most often another reviewer's lease, not yet
+-- committed) is passed over at once rather than waited for, so concurrent
+-- serves do not queue behind each other on the oldest item; the item stays
+-- in the queue for the next serve.
+UPDATE admission.artifacts a SET leased_until = @until
+FROM (
+    SELECT x.tenant_id, x.id FROM admission.artifacts x
+    WHERE x.tenant_id = @tenant_id AND x.id = @id AND x.state = 'held' AND x.held_expires_at > @now
+      AND (x.leased_until IS NULL OR x.leased_until <= @now)
+    FOR UPDATE SKIP LOCKED
+) free
+WHERE a.tenant_id = free.tenant_id AND a.id = free.id;
 
 -- name: ArtifactsRecentPromoted :many
 -- The newest promoted claims under a workarea (the graph's default roots)

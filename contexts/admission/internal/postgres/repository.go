@@ -413,7 +413,8 @@ func orEmpty(s []string) []string {
 }
 
 // ServeInsert takes the lease on the artifact row (ErrConflict when another
-// reviewer holds it) and records the serve.
+// reviewer holds it, or another transaction has the row locked) and
+// records the serve.
 func (r *Repository) ServeInsert(ctx context.Context, tenant string, s domain.Serve) error {
 	closure, err := json.Marshal(orEmpty(s.Closure))
 	if err != nil {

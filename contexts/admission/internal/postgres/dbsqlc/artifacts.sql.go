@@ -319,9 +319,14 @@ func (q *Queries) ArtifactKeyHolder(ctx context.Context, db DBTX, arg ArtifactKe
 }
 
 const artifactLease = `-- name: ArtifactLease :execrows
-UPDATE admission.artifacts SET leased_until = $1
-WHERE tenant_id = $2 AND id = $3 AND state = 'held' AND held_expires_at > $4
-  AND (leased_until IS NULL OR leased_until <= $4)
+UPDATE admission.artifacts a SET leased_until = $1
+FROM (
+    SELECT x.tenant_id, x.id FROM admission.artifacts x
+    WHERE x.tenant_id = $2 AND x.id = $3 AND x.state = 'held' AND x.held_expires_at > $4
+      AND (x.leased_until IS NULL OR x.leased_until <= $4)
+    FOR UPDATE SKIP LOCKED
+) free
+WHERE a.tenant_id = free.tenant_id AND a.id = free.id
 `
 
 type ArtifactLeaseParams struct {
@@ -332,7 +337,11 @@ type ArtifactLeaseParams struct {
 }
 
 // Leases a held item unless someone else holds a lease on it: the row lock
-// and the re-checked condition make one reviewer win.
+// and the re-checked condition make one reviewer win. A row another
+// transaction has locked (most often another reviewer's lease, not yet
+// committed) is passed over at once rather than waited for, so concurrent
+// serves do not queue behind each other on the oldest item; the item stays
+// in the queue for the next serve.
 func (q *Queries) ArtifactLease(ctx context.Context, db DBTX, arg ArtifactLeaseParams) (int64, error) {
 	result, err := db.Exec(ctx, artifactLease,
 		arg.Until,
