@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -11,8 +12,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -31,43 +36,46 @@ func (c *counter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQ
 }
 func (c *counter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// A serve costs a constant number of statements however many queued items
-// it must pass over, in however many workareas, with however much lineage:
-// the reviewer wrote the oldest 16 (a whole candidate batch, each
-// ineligible under R2, spread over four workareas, each deriving from the
-// one before) and is served the 17th. Logged with -v for
-// docs/BENCHMARKS.md; the bound is generous, the growth is the point.
-func TestServeStatementCount(t *testing.T) {
-	t.Parallel()
+// stmtEnv is an oml-server assembled in process on its own database,
+// with a tracer on its pool, a workarea universe.crew with four teams
+// under it, and keys that write and review there.
+type stmtEnv struct {
+	db    *pg.DB
+	call  func(key, method, path string, body any, want int) map[string]any
+	keyOf func(name string) string // a dreamer key reading, writing and reviewing universe.crew
+}
+
+func newStmtEnv(tb testing.TB, tracer pgx.QueryTracer) *stmtEnv {
+	tb.Helper()
 	ctx := context.Background()
-	url := pgtest.NewURL(t)
+	url := pgtest.NewURL(tb)
 	cfg, err := config.Load(func(k string) string { return map[string]string{"OML_DATABASE_URL": url}[k] })
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	var n counter
-	db, err := pg.Open(ctx, url, pg.Options{MaxConns: 4, Tracer: &n})
+	db, err := pg.Open(ctx, url, pg.Options{MaxConns: 4, Tracer: tracer})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer db.Close()
+	tb.Cleanup(db.Close)
 	_, signing, _ := ed25519.GenerateKey(nil)
-	store, err := attachments.OpenStore(ctx, "file://"+t.TempDir(), os.Getenv)
+	store, err := attachments.OpenStore(ctx, "file://"+tb.TempDir(), os.Getenv)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	a, err := assemble(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)), keys{signing: signing, masterKeys: masterKeys{master: make([]byte, 32)}}, store)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	boot, err := a.access.Bootstrap(ctx, "stmt")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	srv := httptest.NewServer(a.handler)
-	defer srv.Close()
-	call := func(key, method, path string, body any, want int) map[string]any {
-		t.Helper()
+	tb.Cleanup(srv.Close)
+	e := &stmtEnv{db: db}
+	e.call = func(key, method, path string, body any, want int) map[string]any {
+		tb.Helper()
 		var b []byte
 		if body != nil {
 			b, _ = json.Marshal(body)
@@ -77,30 +85,43 @@ func TestServeStatementCount(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		defer resp.Body.Close()
 		var out map[string]any
 		_ = json.NewDecoder(resp.Body).Decode(&out)
 		if resp.StatusCode != want {
-			t.Fatalf("%s %s: %d %v", method, path, resp.StatusCode, out)
+			tb.Fatalf("%s %s: %d %v", method, path, resp.StatusCode, out)
 		}
 		return out
 	}
 	admin := boot.AdminKey
-	call(admin, "POST", "/v1/workareas", map[string]any{"parent": "universe", "name": "crew", "status": "committed"}, 201)
+	e.call(admin, "POST", "/v1/workareas", map[string]any{"parent": "universe", "name": "crew", "status": "committed"}, 201)
 	for i := range 4 {
-		call(admin, "POST", "/v1/workareas", map[string]any{"parent": "universe.crew", "name": fmt.Sprintf("team-%d", i), "status": "committed"}, 201)
+		e.call(admin, "POST", "/v1/workareas", map[string]any{"parent": "universe.crew", "name": fmt.Sprintf("team-%d", i), "status": "committed"}, 201)
 	}
-	keyOf := func(name string) (string, string) {
-		k := call(admin, "POST", "/v1/keys", map[string]any{"principal": name, "role": "dreamer"}, 201)
+	e.keyOf = func(name string) string {
+		k := e.call(admin, "POST", "/v1/keys", map[string]any{"principal": name, "role": "dreamer"}, 201)
 		for _, scope := range []string{"reader", "writer", "dreamer.review"} {
-			call(admin, "POST", "/v1/grants", map[string]any{"key_id": k["key_id"], "workarea": "universe.crew", "scope": scope, "effect": "allow"}, 201)
+			e.call(admin, "POST", "/v1/grants", map[string]any{"key_id": k["key_id"], "workarea": "universe.crew", "scope": scope, "effect": "allow"}, 201)
 		}
-		return k["token"].(string), k["key_id"].(string)
+		return k["token"].(string)
 	}
-	reviewer, _ := keyOf("reviewer")
-	writer, _ := keyOf("writer")
+	return e
+}
+
+// A serve costs a constant number of statements however many queued items
+// it must pass over, in however many workareas, with however much lineage:
+// the reviewer wrote the oldest 16 (a whole candidate batch, each
+// ineligible under R2, spread over four workareas, each deriving from the
+// one before) and is served the 17th. Logged with -v for
+// docs/BENCHMARKS.md; the bound is generous, the growth is the point.
+func TestServeStatementCount(t *testing.T) {
+	t.Parallel()
+	var n counter
+	e := newStmtEnv(t, &n)
+	call := e.call
+	reviewer, writer := e.keyOf("reviewer"), e.keyOf("writer")
 	var prev any
 	for i := range 16 {
 		body := map[string]any{"workarea": fmt.Sprintf("universe.crew.team-%d", i%4), "claim_key": fmt.Sprintf("own-%d", i), "text": "the reviewer's own"}
@@ -124,4 +145,94 @@ func TestServeStatementCount(t *testing.T) {
 	if serve > 30 {
 		t.Errorf("a serve past 16 ineligible items ran %d statements; it should not grow with the candidates", serve)
 	}
+}
+
+// timer sums, per statement (its sqlc name, or its first words), the
+// time from sending it to its result, as the client sees it.
+type timer struct {
+	mu  sync.Mutex
+	on  bool
+	sum map[string]time.Duration
+	n   map[string]int
+}
+
+type timerStart struct {
+	at   time.Time
+	name string
+}
+
+func (c *timer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	name := strings.Fields(d.SQL)
+	switch {
+	case len(name) >= 3 && name[0] == "--" && name[1] == "name:":
+		name = name[2:3]
+	case len(name) > 2:
+		name = name[:2]
+	}
+	return context.WithValue(ctx, timerStart{}, timerStart{time.Now(), strings.Join(name, " ")})
+}
+
+func (c *timer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	s, ok := ctx.Value(timerStart{}).(timerStart)
+	if !ok {
+		return
+	}
+	d := time.Since(s.at)
+	c.mu.Lock()
+	if c.on {
+		c.sum[s.name] += d
+		c.n[s.name]++
+	}
+	c.mu.Unlock()
+}
+
+// BenchmarkReviewStatements serves and approves b.N held items one after
+// another (concurrency 1, fresh database, the tables analysed first) and
+// logs where a round trip's time goes, statement by statement, for
+// docs/BENCHMARKS.md:
+//
+//	go test -run '^$' -bench ReviewStatements -benchtime 1000x ./cmd/oml-server
+func BenchmarkReviewStatements(b *testing.B) {
+	tm := &timer{sum: map[string]time.Duration{}, n: map[string]int{}}
+	e := newStmtEnv(b, tm)
+	reviewer, writer := e.keyOf("reviewer"), e.keyOf("writer")
+	for i := range b.N {
+		e.call(writer, "POST", "/v1/memories", map[string]any{
+			"workarea": fmt.Sprintf("universe.crew.team-%d", i%4), "claim_key": fmt.Sprintf("k%d", i),
+			"text": fmt.Sprintf("memory %d: the boundary layer over a flat plate at mach %d, and what the wing did", i, i%7),
+		}, 201)
+	}
+	if _, err := e.db.Pool.Exec(context.Background(), "ANALYZE"); err != nil {
+		b.Fatal(err)
+	}
+	tm.mu.Lock()
+	tm.on = true
+	tm.mu.Unlock()
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		got := e.call(reviewer, "POST", "/v1/reviews/serve", nil, 200)
+		e.call(reviewer, "POST", "/v1/reviews/"+got["serve_id"].(string)+"/verdict", map[string]any{"verdict": "approve"}, 200)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	var names []string
+	var total time.Duration
+	for name, d := range tm.sum {
+		names = append(names, name)
+		total += d
+	}
+	slices.SortFunc(names, func(x, y string) int { return cmp.Compare(tm.sum[y], tm.sum[x]) })
+	per := func(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d.Microseconds())/1000/float64(b.N)) }
+	var out strings.Builder
+	fmt.Fprintf(&out, "a round trip %s ms, in statements %s ms\n\n| statement | ms per round trip | runs per round trip |\n| --- | ---: | ---: |\n", per(elapsed), per(total))
+	for _, name := range names {
+		fmt.Fprintf(&out, "| %s | %s | %.0f |\n", name, per(tm.sum[name]), float64(tm.n[name])/float64(b.N))
+	}
+	if b.N > 1 { // not the probe run go test makes first
+		b.Log("\n" + out.String())
+	}
+	b.ReportMetric(float64(elapsed.Microseconds())/1000/float64(b.N), "ms/round-trip")
 }
