@@ -66,7 +66,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		stopListening()
 		<-listened
 	}()
-	// Events a crash left pending are chained before the first request.
+	// The sweeps run beside the server, the journal's first: events a
+	// crash left pending are chained as it starts.
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	swept := make(chan struct{})
 	go func() {

@@ -22,7 +22,9 @@
 //   - [Journal.AppendSequenced] takes the head's lock at once, chains the
 //     tenant's pending events and the unit of work's earlier appends
 //     first, then its own, and returns the seq: for callers that store it
-//     (the inbox's feed positions).
+//     (the inbox's feed positions). What such a unit of work waits for
+//     after that is chained after it, so causal order holds for it only
+//     up to that point.
 package journal
 
 import (
@@ -499,9 +501,10 @@ func (j *Journal) InWorkarea(ctx context.Context, tenant, workarea string, after
 }
 
 // SeqRange returns the first and last seq of a tenant's events at times in
-// [from, to] (0, 0 when there are none). Seqs grow with time to within the
-// sequencing delay: an event's time is taken when it is written, its seq
-// right after its transaction commits.
+// [from, to] (0, 0 when there are none). Seqs grow with time only to within
+// a unit of work's length plus the sequencing delay: an event's time is
+// taken when it is appended, its seq as its unit of work commits or right
+// after.
 func (j *Journal) SeqRange(ctx context.Context, tenant string, from, to time.Time) (first, last int64, err error) {
 	r, err := j.q.JournalSeqRange(ctx, j.db.Conn(ctx), dbsqlc.JournalSeqRangeParams{TenantID: tenant, FromAt: from, ToAt: to})
 	if err != nil {

@@ -137,8 +137,21 @@ func TestVerifyNamesTamperedEvent(t *testing.T) {
 func TestAppendNeedsUnitOfWork(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
-	if _, err := journal.New(db, nil).Append(context.Background(), "tn", journal.Event{Type: "x"}); err == nil {
+	j := journal.New(db, nil)
+	if _, err := j.Append(context.Background(), "tn", journal.Event{Type: "x"}); err == nil {
 		t.Fatal("Append outside a transaction succeeded")
+	}
+	// A context kept past its commit: the event could never be written.
+	var kept context.Context
+	if err := db.InTx(context.Background(), func(ctx context.Context) error {
+		kept = ctx
+		_, err := j.Append(ctx, "tn", journal.Event{Type: "in"})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Append(kept, "tn", journal.Event{Type: "late"}); err == nil {
+		t.Fatal("Append after the commit succeeded")
 	}
 }
 
@@ -394,7 +407,11 @@ func TestCausalOrder(t *testing.T) {
 			return err
 		})
 	}()
-	<-locked
+	select {
+	case <-locked:
+	case err := <-errc:
+		t.Fatalf("the second unit of work ended early: %v", err)
+	}
 	err := db.InTx(ctx, func(ctx context.Context) error { // the first
 		if _, err := j.Append(ctx, "tn_causal", journal.Event{Type: "first", Actor: "k"}); err != nil {
 			return err

@@ -183,6 +183,7 @@ type afterCommit struct {
 	before []func(context.Context) error
 	fns    []func()
 	vals   map[any]any
+	ended  bool // the before-commit hooks have run: nothing more can join the commit
 }
 
 // runBefore runs the before-commit hooks in the order they were added,
@@ -193,6 +194,7 @@ func (a *afterCommit) runBefore(ctx context.Context) error {
 			return err
 		}
 	}
+	a.ended = true
 	return nil
 }
 
@@ -224,6 +226,11 @@ func BeforeCommit(ctx context.Context, fn func(ctx context.Context) error) error
 	a, ok := ctx.Value(afterCommitKey{}).(*afterCommit)
 	if !ok {
 		return errors.New("pg: BeforeCommit outside a unit of work (use DB.InTx)")
+	}
+	if a.ended {
+		// A context kept past its commit (a goroutine, an after-commit
+		// hook): what fn would write could never be part of it.
+		return errors.New("pg: BeforeCommit after the unit of work has committed")
 	}
 	a.before = append(a.before, fn)
 	return nil

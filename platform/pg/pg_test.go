@@ -140,4 +140,30 @@ func TestBeforeCommit(t *testing.T) {
 	if err := pg.BeforeCommit(ctx, func(context.Context) error { return nil }); err == nil {
 		t.Fatal("BeforeCommit outside a unit of work was accepted")
 	}
+	// A context kept past its commit cannot add to it.
+	var kept context.Context
+	if err := db.InTx(ctx, func(ctx context.Context) error { kept = ctx; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.BeforeCommit(kept, func(context.Context) error { return nil }); err == nil {
+		t.Fatal("BeforeCommit after the commit was accepted")
+	}
+	// A panicking hook rolls back and skips the after-commit hooks.
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the hook's panic did not propagate")
+			}
+		}()
+		_ = db.InTx(ctx, func(ctx context.Context) error {
+			pg.AfterCommit(ctx, func() { t.Error("an after-commit hook ran after a panicking before-commit hook") })
+			if err := pg.BeforeCommit(ctx, func(context.Context) error { panic("boom") }); err != nil {
+				return err
+			}
+			return insert(6)(ctx)
+		})
+	}()
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&rows); err != nil || rows != 3 {
+		t.Fatalf("rows = %d (%v) after a panicking hook, want 3", rows, err)
+	}
 }
