@@ -138,8 +138,12 @@ func TestServeStatementCount(t *testing.T) {
 	if item, _ := got["item"].(map[string]any); item["artifact_id"] != want["artifact_id"] {
 		t.Fatalf("served %v, want %v", got["item"], want["artifact_id"])
 	}
+	id, ok := got["serve_id"].(string)
+	if !ok {
+		t.Fatalf("serve answered %v", got)
+	}
 	before = n.n.Load()
-	call(reviewer, "POST", "/v1/reviews/"+got["serve_id"].(string)+"/verdict", map[string]any{"verdict": "approve"}, 200)
+	call(reviewer, "POST", "/v1/reviews/"+id+"/verdict", map[string]any{"verdict": "approve"}, 200)
 	verdict := n.n.Load() - before
 	t.Logf("statements: serve past 16 ineligible items in 4 workareas %d, verdict %d", serve, verdict)
 	if serve > 30 {
@@ -212,7 +216,11 @@ func BenchmarkReviewStatements(b *testing.B) {
 	start := time.Now()
 	for range b.N {
 		got := e.call(reviewer, "POST", "/v1/reviews/serve", nil, 200)
-		e.call(reviewer, "POST", "/v1/reviews/"+got["serve_id"].(string)+"/verdict", map[string]any{"verdict": "approve"}, 200)
+		id, ok := got["serve_id"].(string)
+		if !ok {
+			b.Fatalf("serve answered %v", got)
+		}
+		e.call(reviewer, "POST", "/v1/reviews/"+id+"/verdict", map[string]any{"verdict": "approve"}, 200)
 	}
 	elapsed := time.Since(start)
 	b.StopTimer()

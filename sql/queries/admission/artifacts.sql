@@ -62,8 +62,7 @@ LIMIT @max_rows;
 -- Review candidates: held, unexpired, inside the reviewer's subtrees, not
 -- leased to anyone now and not already judged by this principal; oldest
 -- first. Nothing is locked here: the lease is taken on one row at a time
--- (ArtifactLease), so concurrent reviewers do not skip each other's
--- candidates.
+-- (ArtifactLeaseUnlocked, then ArtifactLease for rows it passed over).
 SELECT a.* FROM admission.artifacts a
 WHERE a.tenant_id = @tenant_id AND a.state = 'held' AND a.held_expires_at > @now
   AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> a.workarea_id_path
@@ -122,17 +121,22 @@ WHERE tenant_id = @tenant_id AND id = @id AND state = 'held' AND leased_until = 
 
 -- name: ArtifactLease :execrows
 -- Leases a held item unless someone else holds a lease on it: the row lock
--- and the re-checked condition make one reviewer win. A row another
--- transaction has locked (most often another reviewer's lease, not yet
--- committed) is passed over at once rather than waited for, so concurrent
--- serves do not queue behind each other on the oldest item; the item stays
--- in the queue for the next serve.
+-- and the re-checked condition make one reviewer win.
+UPDATE admission.artifacts SET leased_until = @until
+WHERE tenant_id = @tenant_id AND id = @id AND state = 'held' AND held_expires_at > @now
+  AND (leased_until IS NULL OR leased_until <= @now);
+
+-- name: ArtifactLeaseUnlocked :execrows
+-- ArtifactLease, passing over a row another transaction has locked (most
+-- often another reviewer's lease, not yet committed) instead of waiting
+-- for it, so concurrent serves do not queue behind each other on the
+-- oldest item. The conditions are checked on the row version locked.
 UPDATE admission.artifacts a SET leased_until = @until
 FROM (
     SELECT x.tenant_id, x.id FROM admission.artifacts x
     WHERE x.tenant_id = @tenant_id AND x.id = @id AND x.state = 'held' AND x.held_expires_at > @now
       AND (x.leased_until IS NULL OR x.leased_until <= @now)
-    FOR UPDATE SKIP LOCKED
+    FOR NO KEY UPDATE SKIP LOCKED
 ) free
 WHERE a.tenant_id = free.tenant_id AND a.id = free.id;
 

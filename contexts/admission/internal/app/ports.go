@@ -243,8 +243,10 @@ type Repository interface {
 	// f.Within that f.Principal neither wrote nor judged (leased ones too).
 	QueueCounts(ctx context.Context, tenant string, f QueueFilter) ([]QueueCount, error)
 	// ServeInsert takes the item's lease and records the serve;
-	// ErrConflict when another reviewer leased the item first.
-	ServeInsert(ctx context.Context, tenant string, s domain.Serve) error
+	// ErrConflict when another reviewer leased the item first or, unless
+	// wait, when another transaction has the item's row locked (wait
+	// waits for it instead).
+	ServeInsert(ctx context.Context, tenant string, s domain.Serve, wait bool) error
 	ServeGetForUpdate(ctx context.Context, tenant, id string) (domain.Serve, error)
 	// ServeLive reports whether a key holds an unexpired, undecided serve
 	// of an artifact.

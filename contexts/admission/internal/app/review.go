@@ -91,6 +91,32 @@ func (s *Service) ServeNextIn(ctx context.Context, workarea string, pass []strin
 		out, found, bounded, unreviewable = Served{}, false, nil, nil
 		now := s.now()
 		skip := slices.Clone(pass)
+		// lease takes c's lease and, on success, answers the serve.
+		lease := func(c domain.Claim, srv domain.Serve, wait bool) (bool, error) {
+			if err := s.Repo.ServeInsert(ctx, caller.TenantID, srv, wait); errors.Is(err, ErrConflict) {
+				return false, nil
+			} else if err != nil {
+				return false, fmt.Errorf("lease item: %w", err)
+			}
+			parents, err := s.Lineage.Parents(ctx, caller.TenantID, c.ID)
+			if err != nil {
+				return false, fmt.Errorf("load lineage: %w", err)
+			}
+			out, found = Served{Serve: srv, Claim: c, Parents: parents}, true
+			return true, s.record(ctx, caller.TenantID, journal.Event{
+				Type: "review.serve", Actor: caller.KeyID, Workarea: c.WorkareaID, Subject: subject(c),
+				Payload: map[string]any{"serve_id": srv.ID, "expires_at": srv.ExpiresAt, "self_signed": srv.SelfSigned},
+			})
+		}
+		// Leases pass over rows other transactions have locked (most
+		// often concurrent serves of the same oldest items), so reviewers
+		// do not queue behind each other; if that leaves nothing, the
+		// items passed over are tried again, waiting for their locks.
+		type passed struct {
+			c   domain.Claim
+			srv domain.Serve
+		}
+		var contested []passed
 		for range candidateBatches {
 			batch, err := s.Repo.QueueCandidates(ctx, caller.TenantID, QueueFilter{
 				Within: reviewable, Principal: caller.PrincipalID, Fence: fence, Skip: skip, Now: now, Limit: candidateBatch,
@@ -113,24 +139,19 @@ func (s *Service) ServeNextIn(ctx context.Context, workarea string, pass []strin
 					skip = append(skip, c.ID)
 					continue
 				}
-				if err := s.Repo.ServeInsert(ctx, caller.TenantID, srv); errors.Is(err, ErrConflict) {
-					skip = append(skip, c.ID) // another reviewer won it
-					continue
-				} else if err != nil {
-					return fmt.Errorf("lease item: %w", err)
+				if ok, err := lease(c, srv, false); ok || err != nil {
+					return err
 				}
-				parents, err := s.Lineage.Parents(ctx, caller.TenantID, c.ID)
-				if err != nil {
-					return fmt.Errorf("load lineage: %w", err)
-				}
-				out, found = Served{Serve: srv, Claim: c, Parents: parents}, true
-				return s.record(ctx, caller.TenantID, journal.Event{
-					Type: "review.serve", Actor: caller.KeyID, Workarea: c.WorkareaID, Subject: subject(c),
-					Payload: map[string]any{"serve_id": srv.ID, "expires_at": srv.ExpiresAt, "self_signed": srv.SelfSigned},
-				})
+				skip = append(skip, c.ID) // another reviewer won it, or holds its row now
+				contested = append(contested, passed{c, srv})
 			}
 			if len(batch) < candidateBatch {
 				break
+			}
+		}
+		for _, p := range contested {
+			if ok, err := lease(p.c, p.srv, true); ok || err != nil {
+				return err
 			}
 		}
 		// No claim to review: a pending edge, ratified by a reviewer on
@@ -146,7 +167,7 @@ func (s *Service) ServeNextIn(ctx context.Context, workarea string, pass []strin
 			ID: ids.New(ids.Serve), EdgeID: e.ID, Reviewer: domain.Reviewer{KeyID: caller.KeyID, Principal: caller.PrincipalID},
 			ServedAt: now, ExpiresAt: now.Add(s.cfg.ServeTTL),
 		}
-		if err := s.Repo.ServeInsert(ctx, caller.TenantID, srv); err != nil {
+		if err := s.Repo.ServeInsert(ctx, caller.TenantID, srv, true); err != nil {
 			return fmt.Errorf("lease edge: %w", err)
 		}
 		out, found = Served{Serve: srv, Edge: &e}, true

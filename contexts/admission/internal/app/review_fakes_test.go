@@ -31,6 +31,7 @@ type reviewRepo struct {
 	claims     map[string]domain.Claim
 	serves     map[string]*servedRow
 	selfSigned bool
+	locked     map[string]bool // rows another transaction holds for now: a lease that does not wait passes over them
 }
 
 func (r *reviewRepo) ClaimGetForUpdate(_ context.Context, _, id string) (domain.Claim, error) {
@@ -98,9 +99,12 @@ func (r *reviewRepo) QueueCandidates(_ context.Context, _ string, f app.QueueFil
 	return out[:min(len(out), f.Limit)], nil
 }
 
-func (r *reviewRepo) ServeInsert(_ context.Context, _ string, s domain.Serve) error {
+func (r *reviewRepo) ServeInsert(_ context.Context, _ string, s domain.Serve, wait bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !wait && r.locked[s.ArtifactID] {
+		return app.ErrConflict
+	}
 	if s.ArtifactID != "" {
 		c := r.claims[s.ArtifactID]
 		if c.State != domain.StateHeld || c.Expired(s.ServedAt) || (c.LeasedUntil != nil && c.LeasedUntil.After(s.ServedAt)) {

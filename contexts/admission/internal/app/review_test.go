@@ -131,6 +131,25 @@ func TestServeRace(t *testing.T) {
 	}
 }
 
+// A serve passes over an item whose row another transaction holds and
+// takes the next; when nothing else is left it waits for that row rather
+// than answer that there is nothing to review.
+func TestServeLockedRow(t *testing.T) {
+	t.Parallel()
+	b := setupReview(t)
+	b.held("art_first", "alice", "wa_c", "first", 1, 0)
+	b.held("art_second", "alice", "wa_c", "second", 1, time.Minute)
+	b.repo.locked = map[string]bool{"art_first": true}
+	got, ok, err := b.svc.ServeNext(as("bob"))
+	if err != nil || !ok || got.Claim.ID != "art_second" {
+		t.Fatalf("served %v, %v, %v; want art_second, passing over the locked row", got.Claim.ID, ok, err)
+	}
+	got, ok, err = b.svc.ServeNext(as("carol"))
+	if err != nil || !ok || got.Claim.ID != "art_first" {
+		t.Fatalf("served %v, %v, %v; want art_first, waited for", got.Claim.ID, ok, err)
+	}
+}
+
 // serve serves art_item to bob and returns the serve id.
 func serve(t *testing.T, b reviewBundle) string {
 	t.Helper()

@@ -413,15 +413,20 @@ func orEmpty(s []string) []string {
 }
 
 // ServeInsert takes the lease on the artifact row (ErrConflict when another
-// reviewer holds it, or another transaction has the row locked) and
-// records the serve.
-func (r *Repository) ServeInsert(ctx context.Context, tenant string, s domain.Serve) error {
+// reviewer holds it or, unless wait, another transaction has the row
+// locked) and records the serve.
+func (r *Repository) ServeInsert(ctx context.Context, tenant string, s domain.Serve, wait bool) error {
 	closure, err := json.Marshal(orEmpty(s.Closure))
 	if err != nil {
 		return err
 	}
 	if s.ArtifactID != "" {
-		n, err := r.q.ArtifactLease(ctx, r.conn(ctx), dbsqlc.ArtifactLeaseParams{TenantID: tenant, ID: s.ArtifactID, Until: &s.ExpiresAt, Now: s.ServedAt})
+		var n int64
+		if wait {
+			n, err = r.q.ArtifactLease(ctx, r.conn(ctx), dbsqlc.ArtifactLeaseParams{TenantID: tenant, ID: s.ArtifactID, Until: &s.ExpiresAt, Now: s.ServedAt})
+		} else {
+			n, err = r.q.ArtifactLeaseUnlocked(ctx, r.conn(ctx), dbsqlc.ArtifactLeaseUnlockedParams{TenantID: tenant, ID: s.ArtifactID, Until: &s.ExpiresAt, Now: s.ServedAt})
+		}
 		if err != nil {
 			return translate(err)
 		}

@@ -319,14 +319,9 @@ func (q *Queries) ArtifactKeyHolder(ctx context.Context, db DBTX, arg ArtifactKe
 }
 
 const artifactLease = `-- name: ArtifactLease :execrows
-UPDATE admission.artifacts a SET leased_until = $1
-FROM (
-    SELECT x.tenant_id, x.id FROM admission.artifacts x
-    WHERE x.tenant_id = $2 AND x.id = $3 AND x.state = 'held' AND x.held_expires_at > $4
-      AND (x.leased_until IS NULL OR x.leased_until <= $4)
-    FOR UPDATE SKIP LOCKED
-) free
-WHERE a.tenant_id = free.tenant_id AND a.id = free.id
+UPDATE admission.artifacts SET leased_until = $1
+WHERE tenant_id = $2 AND id = $3 AND state = 'held' AND held_expires_at > $4
+  AND (leased_until IS NULL OR leased_until <= $4)
 `
 
 type ArtifactLeaseParams struct {
@@ -337,11 +332,7 @@ type ArtifactLeaseParams struct {
 }
 
 // Leases a held item unless someone else holds a lease on it: the row lock
-// and the re-checked condition make one reviewer win. A row another
-// transaction has locked (most often another reviewer's lease, not yet
-// committed) is passed over at once rather than waited for, so concurrent
-// serves do not queue behind each other on the oldest item; the item stays
-// in the queue for the next serve.
+// and the re-checked condition make one reviewer win.
 func (q *Queries) ArtifactLease(ctx context.Context, db DBTX, arg ArtifactLeaseParams) (int64, error) {
 	result, err := db.Exec(ctx, artifactLease,
 		arg.Until,
@@ -371,6 +362,41 @@ type ArtifactLeaseClearParams struct {
 func (q *Queries) ArtifactLeaseClear(ctx context.Context, db DBTX, arg ArtifactLeaseClearParams) error {
 	_, err := db.Exec(ctx, artifactLeaseClear, arg.TenantID, arg.ID, arg.Lease)
 	return err
+}
+
+const artifactLeaseUnlocked = `-- name: ArtifactLeaseUnlocked :execrows
+UPDATE admission.artifacts a SET leased_until = $1
+FROM (
+    SELECT x.tenant_id, x.id FROM admission.artifacts x
+    WHERE x.tenant_id = $2 AND x.id = $3 AND x.state = 'held' AND x.held_expires_at > $4
+      AND (x.leased_until IS NULL OR x.leased_until <= $4)
+    FOR NO KEY UPDATE SKIP LOCKED
+) free
+WHERE a.tenant_id = free.tenant_id AND a.id = free.id
+`
+
+type ArtifactLeaseUnlockedParams struct {
+	Until    *time.Time
+	TenantID string
+	ID       string
+	Now      time.Time
+}
+
+// ArtifactLease, passing over a row another transaction has locked (most
+// often another reviewer's lease, not yet committed) instead of waiting
+// for it, so concurrent serves do not queue behind each other on the
+// oldest item. The conditions are checked on the row version locked.
+func (q *Queries) ArtifactLeaseUnlocked(ctx context.Context, db DBTX, arg ArtifactLeaseUnlockedParams) (int64, error) {
+	result, err := db.Exec(ctx, artifactLeaseUnlocked,
+		arg.Until,
+		arg.TenantID,
+		arg.ID,
+		arg.Now,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const artifactPromotedVersions = `-- name: ArtifactPromotedVersions :many
@@ -691,8 +717,7 @@ type ArtifactsQueueParams struct {
 // Review candidates: held, unexpired, inside the reviewer's subtrees, not
 // leased to anyone now and not already judged by this principal; oldest
 // first. Nothing is locked here: the lease is taken on one row at a time
-// (ArtifactLease), so concurrent reviewers do not skip each other's
-// candidates.
+// (ArtifactLeaseUnlocked, then ArtifactLease for rows it passed over).
 func (q *Queries) ArtifactsQueue(ctx context.Context, db DBTX, arg ArtifactsQueueParams) ([]AdmissionArtifact, error) {
 	rows, err := db.Query(ctx, artifactsQueue,
 		arg.TenantID,
