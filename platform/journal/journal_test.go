@@ -27,6 +27,20 @@ func appendOne(t *testing.T, ctx context.Context, db *pg.DB, j *journal.Journal,
 	return a
 }
 
+// chain reads tenant's first events and lists their types, in seq order.
+func chain(t *testing.T, j *journal.Journal, tenant string) ([]journal.Stored, string) {
+	t.Helper()
+	evs, err := j.After(context.Background(), tenant, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := make([]string, len(evs))
+	for i, e := range evs {
+		types[i] = e.Type
+	}
+	return evs, strings.Join(types, ",")
+}
+
 // Many goroutines on two separate pools append to one tenant at once: seq
 // stays gap-free and every link holds.
 func TestConcurrentAppendsChainVerifies(t *testing.T) {
@@ -238,15 +252,8 @@ func TestOrderWithinUnitOfWork(t *testing.T) {
 	if mid.Seq != 3 {
 		t.Fatalf("sequenced event's seq = %d, want 3", mid.Seq)
 	}
-	evs, err := j.After(ctx, "tn_o", 0, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range evs {
-		got = append(got, e.Type)
-	}
-	if strings.Join(got, ",") != "first,second,third,fourth" {
+	evs, got := chain(t, j, "tn_o")
+	if got != "first,second,third,fourth" {
 		t.Fatalf("chain order = %v", got)
 	}
 	if evs[2].ID != mid.ID || !bytes.Equal(evs[2].Hash, mid.Hash) {
@@ -303,15 +310,7 @@ func TestPendingLeftByACrash(t *testing.T) {
 		t.Fatalf("with two events left pending: %+v, %v", rep, err)
 	}
 	appendOne(t, ctx, db, j, "tn_p", journal.Event{Type: "after", Actor: "k"})
-	evs, err := j.After(ctx, "tn_p", 0, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range evs {
-		got = append(got, e.Type)
-	}
-	if strings.Join(got, ",") != "before,left.one,left.two,after" {
+	if _, got := chain(t, j, "tn_p"); got != "before,left.one,left.two,after" {
 		t.Fatalf("chain = %v", got)
 	}
 
@@ -433,15 +432,7 @@ func TestCausalOrder(t *testing.T) {
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
-	evs, err := j.After(ctx, "tn_causal", 0, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range evs {
-		got = append(got, e.Type)
-	}
-	if strings.Join(got, ",") != "start,second,first" {
+	if _, got := chain(t, j, "tn_causal"); got != "start,second,first" {
 		t.Fatalf("chain = %v, want the second unit of work's event before the first's", got)
 	}
 }
