@@ -140,8 +140,8 @@ func (db *DB) runTx(ctx context.Context, opts pgx.TxOptions, fn func(ctx context
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	// Each attempt reads the caller's memoized state (its grants) anew,
 	// inside its own transaction.
-	hooks := &afterCommit{}
-	txCtx := context.WithValue(context.WithValue(auth.FreshMemo(ctx), txKey{}, tx), afterCommitKey{}, hooks)
+	hooks := &unit{}
+	txCtx := context.WithValue(context.WithValue(auth.FreshMemo(ctx), txKey{}, tx), unitKey{}, hooks)
 	if err := fn(txCtx); err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func (db *DB) runTx(ctx context.Context, opts pgx.TxOptions, fn func(ctx context
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
-	hooks.run()
+	hooks.runAfter()
 	return nil
 }
 
@@ -176,10 +176,10 @@ func IsCode(err error, code string) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == code
 }
 
-// afterCommit holds what runs as a unit of work commits ([BeforeCommit])
-// and once it has ([AfterCommit]), and what helpers keep for the length of
-// it ([TxLocal]).
-type afterCommit struct {
+// unit holds what runs as a unit of work commits ([BeforeCommit]) and
+// once it has ([AfterCommit]), and what helpers keep for the length of it
+// ([TxLocal]).
+type unit struct {
 	before []func(context.Context) error
 	fns    []func()
 	vals   map[any]any
@@ -188,7 +188,7 @@ type afterCommit struct {
 
 // runBefore runs the before-commit hooks in the order they were added,
 // hooks added by a hook included; the first error stops the commit.
-func (a *afterCommit) runBefore(ctx context.Context) error {
+func (a *unit) runBefore(ctx context.Context) error {
 	for i := 0; i < len(a.before); i++ {
 		if err := a.before[i](ctx); err != nil {
 			return err
@@ -198,9 +198,9 @@ func (a *afterCommit) runBefore(ctx context.Context) error {
 	return nil
 }
 
-type afterCommitKey struct{}
+type unitKey struct{}
 
-func (a *afterCommit) run() {
+func (a *unit) runAfter() {
 	for _, fn := range a.fns {
 		fn()
 	}
@@ -210,7 +210,7 @@ func (a *afterCommit) run() {
 // when it rolls back); without one it runs fn at once. In-process caches
 // use it to forget what a write changes exactly when the write is seen.
 func AfterCommit(ctx context.Context, fn func()) {
-	if a, ok := ctx.Value(afterCommitKey{}).(*afterCommit); ok {
+	if a, ok := ctx.Value(unitKey{}).(*unit); ok {
 		a.fns = append(a.fns, fn)
 		return
 	}
@@ -223,7 +223,7 @@ func AfterCommit(ctx context.Context, fn func()) {
 // fn writes is ordered after everything the unit of work read or waited
 // for. Without a unit of work it returns an error.
 func BeforeCommit(ctx context.Context, fn func(ctx context.Context) error) error {
-	a, ok := ctx.Value(afterCommitKey{}).(*afterCommit)
+	a, ok := ctx.Value(unitKey{}).(*unit)
 	if !ok {
 		return errors.New("pg: BeforeCommit outside a unit of work (use DB.InTx)")
 	}
@@ -240,7 +240,7 @@ func BeforeCommit(ctx context.Context, fn func(ctx context.Context) error) error
 // ctx, made by mk on first use; each attempt of a unit of work starts
 // without one. Without a unit of work it returns a fresh mk().
 func TxLocal[T any](ctx context.Context, key any, mk func() *T) *T {
-	a, ok := ctx.Value(afterCommitKey{}).(*afterCommit)
+	a, ok := ctx.Value(unitKey{}).(*unit)
 	if !ok {
 		return mk()
 	}
