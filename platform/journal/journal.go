@@ -192,10 +192,9 @@ func (j *Journal) record(tenant string, e Event) (record, error) {
 	return rec, nil
 }
 
-// flush writes the unit of work's appended events as it commits: for
-// each tenant (in one order, so units of work that lock several heads
-// cannot deadlock on them), chained in place when the unit of work holds
-// or can take the head, else pending for the sequencer.
+// flush writes the unit of work's appended events as it commits, tenant by
+// tenant: chained in place when the unit of work holds or can take the
+// head (it never waits for one here), else pending for the sequencer.
 func (j *Journal) flush(ctx context.Context, st *state) error {
 	st.hooked = false // an Append from a later before-commit hook registers anew
 	var tenants []string
@@ -204,22 +203,13 @@ func (j *Journal) flush(ctx context.Context, st *state) error {
 			tenants = append(tenants, r.TenantID)
 		}
 	}
-	slices.Sort(tenants)
 	for _, tenant := range tenants {
 		recs := st.take(tenant)
 		h := st.holds[tenant]
 		pending := true
-		switch {
-		case h != nil:
-		case j.inTx.Load():
-			start, err := j.lockHead(ctx, tenant)
-			if err != nil {
-				return err
-			}
-			h = &start
-		case !j.seq.busy(tenant):
-			// While this process's sequencer is chaining the tenant,
-			// others are writing to it too: go pending without asking.
+		// While this process's sequencer is chaining the tenant, others
+		// are writing to it too: go pending without asking for the head.
+		if h == nil && !j.seq.busy(tenant) {
 			start, ok, anyPending, err := j.tryHead(ctx, tenant)
 			if err != nil {
 				return err
@@ -236,7 +226,7 @@ func (j *Journal) flush(ctx context.Context, st *state) error {
 			st.holds[tenant] = &end
 			continue
 		}
-		if err := j.writePending(ctx, recs); err != nil {
+		if err := j.writePending(ctx, tenant, recs); err != nil {
 			return err
 		}
 		pg.AfterCommit(ctx, func() { j.seq.await(tenant) })
@@ -266,21 +256,21 @@ func (j *Journal) extend(ctx context.Context, tenant string, h head, pending boo
 	return b.head, nil
 }
 
-// writePending writes recs to the pending table, in order.
-func (j *Journal) writePending(ctx context.Context, recs []record) error {
-	conn := j.db.Conn(ctx)
+// writePending writes recs, all of one tenant, to the pending table in
+// order, in one statement.
+func (j *Journal) writePending(ctx context.Context, tenant string, recs []record) error {
+	p := dbsqlc.JournalPendingInsertParams{TenantID: tenant}
 	for _, rec := range recs {
-		var workarea *string
-		if rec.Workarea != "" {
-			workarea = &rec.Workarea
-		}
-		err := j.q.JournalPendingInsert(ctx, conn, dbsqlc.JournalPendingInsertParams{
-			TenantID: rec.TenantID, EventID: rec.EventID, EventType: rec.Type, At: rec.At, Actor: rec.Actor,
-			WorkareaID: workarea, Subject: rec.Subject, Payload: rec.Payload,
-		})
-		if err != nil {
-			return fmt.Errorf("journal: write pending event: %w", err)
-		}
+		p.EventIds = append(p.EventIds, rec.EventID)
+		p.EventTypes = append(p.EventTypes, rec.Type)
+		p.Ats = append(p.Ats, rec.At)
+		p.Actors = append(p.Actors, rec.Actor)
+		p.WorkareaIds = append(p.WorkareaIds, rec.Workarea) // "" is stored as NULL
+		p.Subjects = append(p.Subjects, string(rec.Subject))
+		p.Payloads = append(p.Payloads, string(rec.Payload))
+	}
+	if err := j.q.JournalPendingInsert(ctx, j.db.Conn(ctx), p); err != nil {
+		return fmt.Errorf("journal: write pending events: %w", err)
 	}
 	return nil
 }

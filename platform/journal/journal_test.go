@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/omlhub/oml/platform/journal"
 	"github.com/omlhub/oml/platform/pg"
@@ -434,5 +435,73 @@ func TestCausalOrder(t *testing.T) {
 	}
 	if _, got := chain(t, j, "tn_causal"); got != "start,second,first" {
 		t.Fatalf("chain = %v, want the second unit of work's event before the first's", got)
+	}
+}
+
+// A unit of work that finds the head taken writes its events pending, in
+// one statement, and the sequencer chains them in the order appended once
+// the head is free.
+func TestPendingKeepsOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	j := journal.New(db, nil)
+	appendOne(t, ctx, db, j, "tn_k", journal.Event{Type: "start", Actor: "k"})
+	holding, release := make(chan struct{}), make(chan struct{})
+	held := make(chan error, 1)
+	go func() {
+		held <- db.InTx(ctx, func(ctx context.Context) error {
+			if _, err := j.AppendSequenced(ctx, "tn_k", journal.Event{Type: "held", Actor: "k"}); err != nil {
+				return err
+			}
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	select {
+	case <-holding:
+	case err := <-held:
+		t.Fatalf("the holder ended early: %v", err)
+	}
+	written := make(chan error, 1)
+	go func() {
+		written <- db.InTx(ctx, func(ctx context.Context) error {
+			for _, typ := range []string{"a", "b", "c"} {
+				if _, err := j.Append(ctx, "tn_k", journal.Event{Type: typ, Actor: "k", Workarea: "wa_" + typ}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}()
+	// The three are committed pending while the head is held.
+	for {
+		var n int
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM platform.journal_pending WHERE tenant_id = 'tn_k'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 3 {
+			break
+		}
+		select {
+		case err := <-written:
+			t.Fatalf("the writer returned while the head was held: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-written; err != nil {
+		t.Fatal(err)
+	}
+	evs, got := chain(t, j, "tn_k")
+	if got != "start,held,a,b,c" || evs[4].Workarea != "wa_c" {
+		t.Fatalf("chain = %v", got)
+	}
+	if rep, err := j.Verify(ctx, "tn_k"); err != nil || !rep.OK || rep.Pending != 0 {
+		t.Fatalf("%+v, %v", rep, err)
 	}
 }

@@ -278,13 +278,13 @@ func (s *sequencer) run(tenant string, w *waiters) {
 	}
 }
 
-// Sweep chains the pending events of up to max tenants, those waiting
+// Sweep chains the pending events of up to limit tenants, those waiting
 // longest first: events a process left when it died between a commit and
 // its pass, or whose pass failed. A tenant whose pass fails does not stop
 // the others. It returns how many tenants it passed over and how many
 // events it chained.
-func (j *Journal) Sweep(ctx context.Context, max int) (tenants int, chained int64, err error) {
-	ts, err := j.q.JournalPendingTenants(ctx, j.db.Pool, int32(max))
+func (j *Journal) Sweep(ctx context.Context, limit int) (tenants int, chained int64, err error) {
+	ts, err := j.q.JournalPendingTenants(ctx, j.db.Pool, int32(limit))
 	if err != nil {
 		return 0, 0, fmt.Errorf("journal: list pending tenants: %w", err)
 	}

@@ -345,30 +345,34 @@ func (q *Queries) JournalPendingExists(ctx context.Context, db DBTX, tenantID st
 
 const journalPendingInsert = `-- name: JournalPendingInsert :exec
 INSERT INTO platform.journal_pending (tenant_id, event_id, event_type, at, actor, workarea_id, subject, payload)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+SELECT $1, unnest($2::text[]), unnest($3::text[]), unnest($4::timestamptz[]),
+    unnest($5::text[]), NULLIF(unnest($6::text[]), ''),
+    unnest($7::text[])::jsonb, unnest($8::text[])::jsonb
 `
 
 type JournalPendingInsertParams struct {
-	TenantID   string
-	EventID    string
-	EventType  string
-	At         time.Time
-	Actor      string
-	WorkareaID *string
-	Subject    []byte
-	Payload    []byte
+	TenantID    string
+	EventIds    []string
+	EventTypes  []string
+	Ats         []time.Time
+	Actors      []string
+	WorkareaIds []string
+	Subjects    []string
+	Payloads    []string
 }
 
+// Writes a unit of work's events of one tenant for the sequencer, in
+// array order (ids rise with it), in one statement.
 func (q *Queries) JournalPendingInsert(ctx context.Context, db DBTX, arg JournalPendingInsertParams) error {
 	_, err := db.Exec(ctx, journalPendingInsert,
 		arg.TenantID,
-		arg.EventID,
-		arg.EventType,
-		arg.At,
-		arg.Actor,
-		arg.WorkareaID,
-		arg.Subject,
-		arg.Payload,
+		arg.EventIds,
+		arg.EventTypes,
+		arg.Ats,
+		arg.Actors,
+		arg.WorkareaIds,
+		arg.Subjects,
+		arg.Payloads,
 	)
 	return err
 }

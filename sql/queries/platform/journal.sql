@@ -49,8 +49,12 @@ SET seq = @head_seq, hash = @head_hash
 WHERE h.tenant_id = @tenant_id;
 
 -- name: JournalPendingInsert :exec
+-- Writes a unit of work's events of one tenant for the sequencer, in
+-- array order (ids rise with it), in one statement.
 INSERT INTO platform.journal_pending (tenant_id, event_id, event_type, at, actor, workarea_id, subject, payload)
-VALUES (@tenant_id, @event_id, @event_type, @at, @actor, @workarea_id, @subject, @payload);
+SELECT @tenant_id, unnest(@event_ids::text[]), unnest(@event_types::text[]), unnest(@ats::timestamptz[]),
+    unnest(@actors::text[]), NULLIF(unnest(@workarea_ids::text[]), ''),
+    unnest(@subjects::text[])::jsonb, unnest(@payloads::text[])::jsonb;
 
 -- name: JournalPendingTake :many
 -- Removes up to max_rows of the tenant's oldest pending events and returns
