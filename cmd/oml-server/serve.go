@@ -170,10 +170,11 @@ const (
 )
 
 // sweepExpired runs the housekeeping sweeps every interval until ctx
-// ends: journal events a crash left pending, held items past their expiry, inbox items past their deadline,
-// web sessions long ended, read-log rows and idempotency records past
-// their retention, attachment housekeeping. Every replica runs it; rows
-// are claimed with SKIP LOCKED or deleted in bounded batches.
+// ends: journal events a crash left pending, held items past their
+// expiry, inbox items past their deadline, web sessions long ended,
+// read-log rows and idempotency records past their retention, attachment
+// housekeeping. Every replica runs it; rows are claimed with SKIP LOCKED
+// or deleted in bounded batches.
 func sweepExpired(ctx context.Context, a *app, cfg config.Config, log *slog.Logger) {
 	// Events a process left pending when it stopped are chained at once,
 	// not an interval later.
@@ -224,27 +225,31 @@ func sweepExpired(ctx context.Context, a *app, cfg config.Config, log *slog.Logg
 // failed): up to 100 tenants a run, those waiting longest first; the next
 // run takes any more.
 func sweepJournalPending(ctx context.Context, a *app, log *slog.Logger) {
-	_, n, err := a.journal.Sweep(ctx, 100)
-	metrics.SweeperItems.WithLabelValues(sweepJournal).Add(float64(n))
-	if n > 0 {
-		log.InfoContext(ctx, "pending journal events chained", "count", n)
-	}
-	if err != nil {
-		if ctx.Err() == nil {
-			metrics.SweeperRuns.WithLabelValues(sweepJournal, "error").Inc()
-			log.ErrorContext(ctx, "sweep failed", "sweep", "pending journal events", "error", err)
-		}
-		return
-	}
-	metrics.SweeperRuns.WithLabelValues(sweepJournal, "ok").Inc()
+	sweepRuns(ctx, log, sweepJournal, "pending journal events chained", func() (int64, bool, error) {
+		_, n, err := a.journal.Sweep(ctx, 100)
+		return n, false, err
+	})
 }
 
 // sweep runs one sweep in batches of batch until a batch comes back
 // short, logging what it did and any failure (the next tick retries), and
 // counting the run and its rows under name in /metrics.
 func sweep(ctx context.Context, log *slog.Logger, name, what string, batch int, run func(batch int) (int64, error)) {
-	for {
+	sweepRuns(ctx, log, name, what, func() (int64, bool, error) {
 		n, err := run(batch)
+		return n, n >= int64(batch), err
+	})
+}
+
+// sweepRuns calls run while it reports more to do and no error, counting
+// its rows and the outcome under name in /metrics and logging them.
+func sweepRuns(ctx context.Context, log *slog.Logger, name, what string, run func() (n int64, more bool, err error)) {
+	for {
+		n, more, err := run()
+		metrics.SweeperItems.WithLabelValues(name).Add(float64(n))
+		if n > 0 {
+			log.InfoContext(ctx, what, "count", n)
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				metrics.SweeperRuns.WithLabelValues(name, "error").Inc()
@@ -252,11 +257,7 @@ func sweep(ctx context.Context, log *slog.Logger, name, what string, batch int, 
 			}
 			return
 		}
-		metrics.SweeperItems.WithLabelValues(name).Add(float64(n))
-		if n > 0 {
-			log.InfoContext(ctx, what, "count", n)
-		}
-		if n < int64(batch) {
+		if !more {
 			metrics.SweeperRuns.WithLabelValues(name, "ok").Inc()
 			return
 		}
