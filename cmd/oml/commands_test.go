@@ -242,6 +242,11 @@ func TestJournalVerify(t *testing.T) {
 			wantOut: "journal ok: 12 events, head seq 12\n",
 		},
 		{
+			name:    "ok, with events waiting to be chained",
+			body:    `{"events":12,"head_seq":12,"ok":true,"pending":3}`,
+			wantOut: "journal ok: 12 events, head seq 12\n3 events committed and waiting to be chained (the sequencer or the sweep chains them)\n",
+		},
+		{
 			name:    "broken",
 			body:    `{"events":6,"head_seq":12,"ok":false,"bad_seq":7,"bad_event_id":"ev_7","reason":"hash mismatch"}`,
 			wantOut: "journal BROKEN at seq 7 (event ev_7): hash mismatch\n",
