@@ -255,26 +255,31 @@ func (s *sequencer) await(tenant string) {
 	<-done
 }
 
-// run passes over tenant's chain while callers wait for it.
+// run passes over tenant's chain while callers wait for it. The tenant
+// stops counting as busy before the last group is released, so a write
+// its waiters make next can chain in place rather than pending.
 func (s *sequencer) run(tenant string, w *waiters) {
-	for {
-		s.mu.Lock()
-		group := w.next
-		w.next = nil
-		if len(group) == 0 {
-			delete(s.tenants, tenant)
-			s.mu.Unlock()
-			return
-		}
-		s.mu.Unlock()
+	s.mu.Lock()
+	group := w.next
+	w.next = nil
+	s.mu.Unlock()
+	for len(group) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), passTimeout)
 		if _, err := s.j.pass(ctx, tenant); err != nil {
 			slog.Error("journal: chaining pending events failed; the sweep retries", "tenant", tenant, "error", err)
 		}
 		cancel()
+		s.mu.Lock()
+		next := w.next
+		w.next = nil
+		if len(next) == 0 {
+			delete(s.tenants, tenant)
+		}
+		s.mu.Unlock()
 		for _, done := range group {
 			close(done)
 		}
+		group = next
 	}
 }
 
