@@ -224,6 +224,39 @@ func BenchmarkReviewStatements(b *testing.B) {
 	}
 	elapsed := time.Since(start)
 	b.StopTimer()
+	tm.report(b, elapsed, "round trip")
+	b.ReportMetric(float64(elapsed.Microseconds())/1000/float64(b.N), "ms/round-trip")
+}
+
+// BenchmarkRememberStatements writes b.N memories one after another
+// (concurrency 1, fresh database) through POST /v1/memories and logs where
+// a write's time goes, statement by statement:
+//
+//	go test -run '^$' -bench RememberStatements -benchtime 2000x ./cmd/oml-server
+func BenchmarkRememberStatements(b *testing.B) {
+	tm := &timer{sum: map[string]time.Duration{}, n: map[string]int{}}
+	e := newStmtEnv(b, tm)
+	writer := e.keyOf("writer")
+	tm.mu.Lock()
+	tm.on = true
+	tm.mu.Unlock()
+	b.ResetTimer()
+	start := time.Now()
+	for i := range b.N {
+		e.call(writer, "POST", "/v1/memories", map[string]any{
+			"workarea": fmt.Sprintf("universe.crew.team-%d", i%4), "claim_key": fmt.Sprintf("k%d", i),
+			"text": fmt.Sprintf("memory %d: the boundary layer over a flat plate at mach %d, and what the wing did", i, i%7),
+		}, 201)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	tm.report(b, elapsed, "write")
+	b.ReportMetric(float64(elapsed.Microseconds())/1000/float64(b.N), "ms/write")
+}
+
+// report logs the statements' table: each one's time and runs per
+// operation (what is called unit), slowest first.
+func (tm *timer) report(b *testing.B, elapsed time.Duration, unit string) {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()
 	var names []string
@@ -235,12 +268,11 @@ func BenchmarkReviewStatements(b *testing.B) {
 	slices.SortFunc(names, func(x, y string) int { return cmp.Compare(tm.sum[y], tm.sum[x]) })
 	per := func(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d.Microseconds())/1000/float64(b.N)) }
 	var out strings.Builder
-	fmt.Fprintf(&out, "a round trip %s ms, in statements %s ms\n\n| statement | ms per round trip | runs per round trip |\n| --- | ---: | ---: |\n", per(elapsed), per(total))
+	fmt.Fprintf(&out, "a %s %s ms, in statements %s ms\n\n| statement | ms per %s | runs per %s |\n| --- | ---: | ---: |\n", unit, per(elapsed), per(total), unit, unit)
 	for _, name := range names {
 		fmt.Fprintf(&out, "| %s | %s | %.0f |\n", name, per(tm.sum[name]), float64(tm.n[name])/float64(b.N))
 	}
 	if b.N > 1 { // not the probe run go test makes first
 		b.Log("\n" + out.String())
 	}
-	b.ReportMetric(float64(elapsed.Microseconds())/1000/float64(b.N), "ms/round-trip")
 }
