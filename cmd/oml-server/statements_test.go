@@ -41,6 +41,7 @@ func (c *counter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndDat
 // under it, and keys that write and review there.
 type stmtEnv struct {
 	db    *pg.DB
+	admin string // the tenant's bootstrap admin key
 	call  func(key, method, path string, body any, want int) map[string]any
 	keyOf func(name string) string // a dreamer key reading, writing and reviewing universe.crew
 }
@@ -96,6 +97,7 @@ func newStmtEnv(tb testing.TB, tracer pgx.QueryTracer) *stmtEnv {
 		return out
 	}
 	admin := boot.AdminKey
+	e.admin = admin
 	e.call(admin, "POST", "/v1/workareas", map[string]any{"parent": "universe", "name": "crew", "status": "committed"}, 201)
 	for i := range 4 {
 		e.call(admin, "POST", "/v1/workareas", map[string]any{"parent": "universe.crew", "name": fmt.Sprintf("team-%d", i), "status": "committed"}, 201)

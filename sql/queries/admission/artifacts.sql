@@ -61,7 +61,8 @@ LIMIT @max_rows;
 -- name: ArtifactsQueue :many
 -- Review candidates: held, unexpired, inside the reviewer's subtrees, not
 -- leased to anyone now and not already judged by this principal; oldest
--- first. Nothing is locked here: the lease is taken on one row at a time
+-- first. One table, read in submission order (artifacts_held) until the
+-- page is full: no join whose plan depends on the statistics of serves. Nothing is locked here: the lease is taken on one row at a time
 -- (ArtifactLeaseUnlocked, then ArtifactLease for rows it passed over).
 SELECT a.* FROM admission.artifacts a
 WHERE a.tenant_id = @tenant_id AND a.state = 'held' AND a.held_expires_at > @now
@@ -70,11 +71,7 @@ WHERE a.tenant_id = @tenant_id AND a.state = 'held' AND a.held_expires_at > @now
   AND a.id <> ALL(@skip::text[])
   AND (a.simulation_id IS NULL OR a.simulation_id = ANY(@fence::text[]))
   AND (a.leased_until IS NULL OR a.leased_until <= @now)
-  AND NOT EXISTS (
-      SELECT 1 FROM admission.serves s
-      WHERE s.tenant_id = a.tenant_id AND s.artifact_id = a.id
-        AND s.verdict IS NOT NULL AND s.reviewer_principal = @principal
-  )
+  AND NOT (@principal::text = ANY(a.judged_by))
 ORDER BY a.submitted_at
 LIMIT @max_rows;
 
@@ -92,11 +89,7 @@ WHERE a.tenant_id = @tenant_id AND a.state = 'held' AND a.held_expires_at > @now
   AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> a.workarea_id_path)
   AND a.author_principal <> @principal
   AND (a.simulation_id IS NULL OR a.simulation_id = ANY(@fence::text[]))
-  AND NOT EXISTS (
-      SELECT 1 FROM admission.serves s
-      WHERE s.tenant_id = a.tenant_id AND s.artifact_id = a.id
-        AND s.verdict IS NOT NULL AND s.reviewer_principal = @principal
-  )
+  AND NOT (@principal::text = ANY(a.judged_by))
 GROUP BY a.workarea_id;
 
 -- name: ArtifactsExpireDue :many

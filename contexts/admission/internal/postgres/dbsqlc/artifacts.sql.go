@@ -70,7 +70,7 @@ func (q *Queries) ArtifactClaimKeyLock(ctx context.Context, db DBTX, arg Artifac
 }
 
 const artifactGet = `-- name: ArtifactGet :one
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts WHERE tenant_id = $1 AND id = $2
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version, judged_by FROM admission.artifacts WHERE tenant_id = $1 AND id = $2
 `
 
 type ArtifactGetParams struct {
@@ -110,12 +110,13 @@ func (q *Queries) ArtifactGet(ctx context.Context, db DBTX, arg ArtifactGetParam
 		&i.LeasedUntil,
 		&i.PageVersion,
 		&i.BaseVersion,
+		&i.JudgedBy,
 	)
 	return i, err
 }
 
 const artifactGetForUpdate = `-- name: ArtifactGetForUpdate :one
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version, judged_by FROM admission.artifacts WHERE tenant_id = $1 AND id = $2 FOR UPDATE
 `
 
 type ArtifactGetForUpdateParams struct {
@@ -155,6 +156,7 @@ func (q *Queries) ArtifactGetForUpdate(ctx context.Context, db DBTX, arg Artifac
 		&i.LeasedUntil,
 		&i.PageVersion,
 		&i.BaseVersion,
+		&i.JudgedBy,
 	)
 	return i, err
 }
@@ -261,7 +263,7 @@ func (q *Queries) ArtifactKeyHead(ctx context.Context, db DBTX, arg ArtifactKeyH
 }
 
 const artifactKeyHolder = `-- name: ArtifactKeyHolder :one
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version, judged_by FROM admission.artifacts
 WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND state <> 'erased'
   AND coalesce(simulation_id, '') = $4::text
 ORDER BY version DESC
@@ -314,6 +316,7 @@ func (q *Queries) ArtifactKeyHolder(ctx context.Context, db DBTX, arg ArtifactKe
 		&i.LeasedUntil,
 		&i.PageVersion,
 		&i.BaseVersion,
+		&i.JudgedBy,
 	)
 	return i, err
 }
@@ -484,7 +487,7 @@ func (q *Queries) ArtifactUpdate(ctx context.Context, db DBTX, arg ArtifactUpdat
 }
 
 const artifactsByIDs = `-- name: ArtifactsByIDs :many
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts WHERE tenant_id = $1 AND id = ANY($2::text[])
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version, judged_by FROM admission.artifacts WHERE tenant_id = $1 AND id = ANY($2::text[])
 `
 
 type ArtifactsByIDsParams struct {
@@ -530,6 +533,7 @@ func (q *Queries) ArtifactsByIDs(ctx context.Context, db DBTX, arg ArtifactsByID
 			&i.LeasedUntil,
 			&i.PageVersion,
 			&i.BaseVersion,
+			&i.JudgedBy,
 		); err != nil {
 			return nil, err
 		}
@@ -551,7 +555,7 @@ WHERE (a.tenant_id, a.id) IN (
     LIMIT $2
     FOR UPDATE SKIP LOCKED
 )
-RETURNING a.tenant_id, a.id, a.workarea_id, a.workarea_id_path, a.claim_key, a.version, a.kind, a.verb, a.state, a.text, a.author_key_id, a.author_principal, a.supersedes, a.simulation_id, a.findings, a.attachments, a.envelope, a.signature, a.required_approvals, a.approvals, a.self_signed, a.submitted_at, a.held_expires_at, a.settled_at, a.promoted_at, a.leased_until, a.page_version, a.base_version
+RETURNING a.tenant_id, a.id, a.workarea_id, a.workarea_id_path, a.claim_key, a.version, a.kind, a.verb, a.state, a.text, a.author_key_id, a.author_principal, a.supersedes, a.simulation_id, a.findings, a.attachments, a.envelope, a.signature, a.required_approvals, a.approvals, a.self_signed, a.submitted_at, a.held_expires_at, a.settled_at, a.promoted_at, a.leased_until, a.page_version, a.base_version, a.judged_by
 `
 
 type ArtifactsExpireDueParams struct {
@@ -599,6 +603,7 @@ func (q *Queries) ArtifactsExpireDue(ctx context.Context, db DBTX, arg Artifacts
 			&i.LeasedUntil,
 			&i.PageVersion,
 			&i.BaseVersion,
+			&i.JudgedBy,
 		); err != nil {
 			return nil, err
 		}
@@ -611,7 +616,7 @@ func (q *Queries) ArtifactsExpireDue(ctx context.Context, db DBTX, arg Artifacts
 }
 
 const artifactsMine = `-- name: ArtifactsMine :many
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version, judged_by FROM admission.artifacts
 WHERE tenant_id = $1 AND author_key_id = $2
   AND ($3::text IS NULL OR workarea_id = $3)
   AND ($4::text IS NULL OR state = $4)
@@ -675,6 +680,7 @@ func (q *Queries) ArtifactsMine(ctx context.Context, db DBTX, arg ArtifactsMineP
 			&i.LeasedUntil,
 			&i.PageVersion,
 			&i.BaseVersion,
+			&i.JudgedBy,
 		); err != nil {
 			return nil, err
 		}
@@ -687,18 +693,14 @@ func (q *Queries) ArtifactsMine(ctx context.Context, db DBTX, arg ArtifactsMineP
 }
 
 const artifactsQueue = `-- name: ArtifactsQueue :many
-SELECT a.tenant_id, a.id, a.workarea_id, a.workarea_id_path, a.claim_key, a.version, a.kind, a.verb, a.state, a.text, a.author_key_id, a.author_principal, a.supersedes, a.simulation_id, a.findings, a.attachments, a.envelope, a.signature, a.required_approvals, a.approvals, a.self_signed, a.submitted_at, a.held_expires_at, a.settled_at, a.promoted_at, a.leased_until, a.page_version, a.base_version FROM admission.artifacts a
+SELECT a.tenant_id, a.id, a.workarea_id, a.workarea_id_path, a.claim_key, a.version, a.kind, a.verb, a.state, a.text, a.author_key_id, a.author_principal, a.supersedes, a.simulation_id, a.findings, a.attachments, a.envelope, a.signature, a.required_approvals, a.approvals, a.self_signed, a.submitted_at, a.held_expires_at, a.settled_at, a.promoted_at, a.leased_until, a.page_version, a.base_version, a.judged_by FROM admission.artifacts a
 WHERE a.tenant_id = $1 AND a.state = 'held' AND a.held_expires_at > $2
   AND CAST($3::text[] AS ltree[]) @> a.workarea_id_path
   AND NOT (CAST($4::text[] AS ltree[]) @> a.workarea_id_path)
   AND a.id <> ALL($5::text[])
   AND (a.simulation_id IS NULL OR a.simulation_id = ANY($6::text[]))
   AND (a.leased_until IS NULL OR a.leased_until <= $2)
-  AND NOT EXISTS (
-      SELECT 1 FROM admission.serves s
-      WHERE s.tenant_id = a.tenant_id AND s.artifact_id = a.id
-        AND s.verdict IS NOT NULL AND s.reviewer_principal = $7
-  )
+  AND NOT ($7::text = ANY(a.judged_by))
 ORDER BY a.submitted_at
 LIMIT $8
 `
@@ -716,7 +718,8 @@ type ArtifactsQueueParams struct {
 
 // Review candidates: held, unexpired, inside the reviewer's subtrees, not
 // leased to anyone now and not already judged by this principal; oldest
-// first. Nothing is locked here: the lease is taken on one row at a time
+// first. One table, read in submission order (artifacts_held) until the
+// page is full: no join whose plan depends on the statistics of serves. Nothing is locked here: the lease is taken on one row at a time
 // (ArtifactLeaseUnlocked, then ArtifactLease for rows it passed over).
 func (q *Queries) ArtifactsQueue(ctx context.Context, db DBTX, arg ArtifactsQueueParams) ([]AdmissionArtifact, error) {
 	rows, err := db.Query(ctx, artifactsQueue,
@@ -765,6 +768,7 @@ func (q *Queries) ArtifactsQueue(ctx context.Context, db DBTX, arg ArtifactsQueu
 			&i.LeasedUntil,
 			&i.PageVersion,
 			&i.BaseVersion,
+			&i.JudgedBy,
 		); err != nil {
 			return nil, err
 		}
@@ -787,11 +791,7 @@ WHERE a.tenant_id = $2 AND a.state = 'held' AND a.held_expires_at > $1
   AND NOT (CAST($4::text[] AS ltree[]) @> a.workarea_id_path)
   AND a.author_principal <> $5
   AND (a.simulation_id IS NULL OR a.simulation_id = ANY($6::text[]))
-  AND NOT EXISTS (
-      SELECT 1 FROM admission.serves s
-      WHERE s.tenant_id = a.tenant_id AND s.artifact_id = a.id
-        AND s.verdict IS NOT NULL AND s.reviewer_principal = $5
-  )
+  AND NOT ($5::text = ANY(a.judged_by))
 GROUP BY a.workarea_id
 `
 
@@ -847,7 +847,7 @@ func (q *Queries) ArtifactsQueueCounts(ctx context.Context, db DBTX, arg Artifac
 }
 
 const artifactsRecentPromoted = `-- name: ArtifactsRecentPromoted :many
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version, judged_by FROM admission.artifacts
 WHERE tenant_id = $1 AND state = 'promoted' AND workarea_id_path <@ CAST($2::text AS ltree)
   AND (simulation_id IS NULL OR simulation_id = ANY($3::text[]))
 ORDER BY promoted_at DESC, id DESC
@@ -906,6 +906,7 @@ func (q *Queries) ArtifactsRecentPromoted(ctx context.Context, db DBTX, arg Arti
 			&i.LeasedUntil,
 			&i.PageVersion,
 			&i.BaseVersion,
+			&i.JudgedBy,
 		); err != nil {
 			return nil, err
 		}
@@ -1044,7 +1045,7 @@ func (q *Queries) HeldOldestDue(ctx context.Context, db DBTX, now time.Time) (ti
 }
 
 const pageByVersion = `-- name: PageByVersion :one
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version, judged_by FROM admission.artifacts
 WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind IN ('page', 'document') AND state = 'promoted'
   AND page_version = $4
 ORDER BY version DESC
@@ -1096,12 +1097,13 @@ func (q *Queries) PageByVersion(ctx context.Context, db DBTX, arg PageByVersionP
 		&i.LeasedUntil,
 		&i.PageVersion,
 		&i.BaseVersion,
+		&i.JudgedBy,
 	)
 	return i, err
 }
 
 const pageHead = `-- name: PageHead :one
-SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version FROM admission.artifacts
+SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version, judged_by FROM admission.artifacts
 WHERE tenant_id = $1 AND workarea_id = $2 AND claim_key = $3 AND kind IN ('page', 'document') AND state = 'promoted'
 ORDER BY version DESC
 LIMIT 1
@@ -1147,6 +1149,7 @@ func (q *Queries) PageHead(ctx context.Context, db DBTX, arg PageHeadParams) (Ad
 		&i.LeasedUntil,
 		&i.PageVersion,
 		&i.BaseVersion,
+		&i.JudgedBy,
 	)
 	return i, err
 }

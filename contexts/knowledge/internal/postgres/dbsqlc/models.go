@@ -143,6 +143,7 @@ type AdmissionArtifact struct {
 	LeasedUntil       *time.Time
 	PageVersion       *string
 	BaseVersion       *string
+	JudgedBy          []string
 }
 
 type AdmissionPolicy struct {

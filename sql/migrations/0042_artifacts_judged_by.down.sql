@@ -1,0 +1,1 @@
+ALTER TABLE admission.artifacts DROP COLUMN judged_by;
