@@ -57,28 +57,6 @@ func (s *Service) ServeNextIn(ctx context.Context, workarea string, pass []strin
 	if err != nil {
 		return Served{}, false, err
 	}
-	reviewable, err := s.Access.Subtrees(ctx, scope.DreamerReview)
-	if err != nil {
-		return Served{}, false, err
-	}
-	if len(reviewable.Allow) == 0 {
-		return Served{}, false, errs.New(errs.Denied, "serving needs dreamer.review effective access (D7, D14)",
-			"this key holds dreamer.review on no workarea")
-	}
-	if workarea != "" {
-		w, err := s.Access.Workarea(ctx, workarea)
-		if err != nil {
-			return Served{}, false, err
-		}
-		if reviewable = reviewable.Within(w.IDPath); reviewable.Empty() {
-			return Served{}, false, errs.New(errs.Denied, "serving needs dreamer.review effective access (D7, D14)",
-				"this key holds dreamer.review nowhere in workarea %s", w.ID)
-		}
-	}
-	fence, err := s.Access.Fence(ctx)
-	if err != nil {
-		return Served{}, false, err
-	}
 	var out Served
 	var found bool
 	// An item whose closure is over the bound can never be reviewed: it
@@ -89,6 +67,30 @@ func (s *Service) ServeNextIn(ctx context.Context, workarea string, pass []strin
 	var unreviewable []domain.Claim
 	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
 		out, found, bounded, unreviewable = Served{}, false, nil, nil
+		// The caller's access is read inside the unit of work, once: the
+		// candidates' checks below read the same snapshot.
+		reviewable, err := s.Access.Subtrees(ctx, scope.DreamerReview)
+		if err != nil {
+			return err
+		}
+		if len(reviewable.Allow) == 0 {
+			return errs.New(errs.Denied, "serving needs dreamer.review effective access (D7, D14)",
+				"this key holds dreamer.review on no workarea")
+		}
+		if workarea != "" {
+			w, err := s.Access.Workarea(ctx, workarea)
+			if err != nil {
+				return err
+			}
+			if reviewable = reviewable.Within(w.IDPath); reviewable.Empty() {
+				return errs.New(errs.Denied, "serving needs dreamer.review effective access (D7, D14)",
+					"this key holds dreamer.review nowhere in workarea %s", w.ID)
+			}
+		}
+		fence, err := s.Access.Fence(ctx)
+		if err != nil {
+			return err
+		}
 		now := s.now()
 		skip := slices.Clone(pass)
 		// lease takes c's lease and, on success, answers the serve.
