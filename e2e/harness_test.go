@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +19,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -137,9 +142,50 @@ func startServer(t testing.TB, extraEnv ...string) *server {
 		if t.Failed() {
 			t.Logf("oml-server errors:\n%s", s.errorLines())
 		}
+		// The gateway keeps what a run stored until it is deleted: without
+		// this, repeated runs fill the disk (the upload benchmark alone
+		// stores 12 GiB).
+		removeBucket(t, endpoint, s.Bucket)
 	})
 	s.launch(t)
 	return s
+}
+
+// removeBucket deletes a test server's bucket and everything in it. A
+// failure is logged, not fatal: the run's result does not depend on it.
+func removeBucket(t testing.TB, endpoint, bucket string) {
+	ctx := context.Background()
+	c := s3.New(s3.Options{
+		BaseEndpoint: aws.String(endpoint), Region: "us-east-1", UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), ""),
+	})
+	uploads, err := c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: &bucket})
+	if err != nil {
+		var missing *types.NoSuchBucket
+		if !errors.As(err, &missing) {
+			t.Logf("remove bucket %s: %v", bucket, err)
+		}
+		return
+	}
+	for _, u := range uploads.Uploads {
+		_, _ = c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &bucket, Key: u.Key, UploadId: u.UploadId})
+	}
+	for p := s3.NewListObjectsV2Paginator(c, &s3.ListObjectsV2Input{Bucket: &bucket}); p.HasMorePages(); {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			t.Logf("remove bucket %s: %v", bucket, err)
+			return
+		}
+		for _, o := range page.Contents {
+			if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: o.Key}); err != nil {
+				t.Logf("remove bucket %s: %v", bucket, err)
+				return
+			}
+		}
+	}
+	if _, err := c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket}); err != nil {
+		t.Logf("remove bucket %s: %v", bucket, err)
+	}
 }
 
 // errorLines are the server's logged errors, for a failing test's report.

@@ -23,25 +23,42 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// BenchmarkUploadThroughput uploads a 1 GiB file (UPLOAD_BENCH_BYTES to
-// change it) through oml-server — open a session, PUT 8 MiB parts in order
-// — and, in the same run against the same Versity S3 Gateway, as a raw S3
-// multipart upload with the same part size; rounds alternate and the
-// table quotes medians, the ratio and the server's peak RSS:
+// BenchmarkUploadThroughput uploads a 256 MiB and a 1 GiB file
+// (UPLOAD_BENCH_BYTES, a comma-separated list of sizes, to change them)
+// through oml-server — open a session, PUT 8 MiB parts in order — and, in
+// the same run against the same Versity S3 Gateway, as a raw S3 multipart
+// upload with the same part size; rounds alternate and each size's table
+// quotes medians, the ratio and the server's peak RSS so far:
 //
 //	go test -run '^$' -bench UploadThroughput -benchtime 1x ./e2e
 func BenchmarkUploadThroughput(b *testing.B) {
-	size := int64(1 << 30)
+	sizes := []int64{256 << 20, 1 << 30}
 	if v := os.Getenv("UPLOAD_BENCH_BYTES"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			b.Fatal(err)
+		sizes = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil || n <= 0 {
+				b.Fatalf("UPLOAD_BENCH_BYTES: want sizes in bytes, comma-separated, got %q", v)
+			}
+			sizes = append(sizes, n)
 		}
-		size = n
 	}
-	const partSize = 8 << 20
 	s := startServer(b)
 	tm := newTeam(b, s)
+	client := s3.New(s3.Options{
+		BaseEndpoint: aws.String(os.Getenv("OML_TEST_S3_ENDPOINT")), Region: "us-east-1", UsePathStyle: true,
+		Credentials:                credentials.NewStaticCredentialsProvider(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), ""),
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
+	})
+	for _, size := range sizes {
+		uploadThroughput(b, s, tm.writer.Token, client, size)
+	}
+}
+
+// uploadThroughput runs three alternating rounds of the three uploads of
+// one file of size bytes and prints their table.
+func uploadThroughput(b *testing.B, s *server, key string, client *s3.Client, size int64) {
+	const partSize = 8 << 20
 	path := filepath.Join(b.TempDir(), "upload.bin")
 	writeRandomFile(b, path, size)
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -49,11 +66,6 @@ func BenchmarkUploadThroughput(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	client := s3.New(s3.Options{
-		BaseEndpoint: aws.String(os.Getenv("OML_TEST_S3_ENDPOINT")), Region: "us-east-1", UsePathStyle: true,
-		Credentials:                credentials.NewStaticCredentialsProvider(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), ""),
-		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
-	})
 	presign := s3.NewPresignClient(client)
 	var raw, unsigned, oml []float64
 	for round := 0; round < 3; round++ {
@@ -66,7 +78,7 @@ func BenchmarkUploadThroughput(b *testing.B) {
 		digest := fileSHA256(b, f)
 		raw = append(raw, mbps(size, timeIt(b, func() { rawMultipart(b, client, nil, s.Bucket, f, size, partSize, round) })))
 		unsigned = append(unsigned, mbps(size, timeIt(b, func() { rawMultipart(b, client, presign, s.Bucket, f, size, partSize, round) })))
-		oml = append(oml, mbps(size, timeIt(b, func() { omlUpload(b, s, tm.writer.Token, f, size, partSize, digest) })))
+		oml = append(oml, mbps(size, timeIt(b, func() { omlUpload(b, s, key, f, size, partSize, digest) })))
 	}
 	rss := peakRSS(b, s.cmd.Process.Pid)
 	slices.Sort(raw)
@@ -77,7 +89,7 @@ func BenchmarkUploadThroughput(b *testing.B) {
 	fmt.Printf("| raw S3 multipart PUT, aws-sdk-go-v2 defaults (SigV4 hashes each part) | %.0f | %s | %.2f× |\n", raw[1], runs(raw), raw[1]/best)
 	fmt.Printf("| raw S3 multipart PUT, presigned parts (unsigned payload) | %.0f | %s | %.2f× |\n", unsigned[1], runs(unsigned), unsigned[1]/best)
 	fmt.Printf("| through oml-server (HTTP PUT → hash, seal, stream → S3 part) | %.0f | %s | %.2f× |\n", oml[1], runs(oml), oml[1]/best)
-	fmt.Printf("\noml-server peak RSS (VmHWM) over the run: %.0f MiB\n", float64(rss)/(1<<20))
+	fmt.Printf("\noml-server peak RSS (VmHWM) so far: %.0f MiB\n", float64(rss)/(1<<20))
 }
 
 func runs(v []float64) string {
@@ -140,7 +152,7 @@ func readPart(b *testing.B, f *os.File, buf []byte, off int64) []byte {
 func rawMultipart(b *testing.B, c *s3.Client, presign *s3.PresignClient, bucket string, f *os.File, size, partSize int64, round int) {
 	b.Helper()
 	ctx := context.Background()
-	key := fmt.Sprintf("raw/round-%d-%t", round, presign != nil)
+	key := fmt.Sprintf("raw/%d/round-%d-%t", size, round, presign != nil)
 	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &bucket, Key: &key})
 	if err != nil {
 		b.Fatal(err)

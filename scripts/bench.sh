@@ -118,5 +118,5 @@ go test -run '^$' -bench Coordination -benchtime 1x -timeout 30m ./e2e | tee var
 echo
 echo "## Attachment upload throughput and server memory"
 echo
-echo "\`go test -run '^\$' -bench UploadThroughput -benchtime 1x ./e2e\` (${UPLOAD_BENCH_BYTES:-1073741824} bytes)"
+echo "\`go test -run '^\$' -bench UploadThroughput -benchtime 1x ./e2e\` (${UPLOAD_BENCH_BYTES:-268435456,1073741824} bytes)"
 go test -run '^$' -bench UploadThroughput -benchtime 1x -timeout 30m ./e2e | tee var/bench/upload.txt | awk '/^[|]/ || /RSS/ { print; t = 1; next } t && /^$/ { print; t = 0 }'
