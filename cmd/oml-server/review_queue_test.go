@@ -10,8 +10,8 @@ import (
 )
 
 // The queue leaves out what a principal already judged, through any of
-// its keys, from artifacts.judged_by (migration 0042), which the verdict
-// keeps and the migration fills from the verdicts given before it.
+// its keys, from artifacts.judged_by (migration 0042), which a trigger on
+// serves keeps and the migration fills from the verdicts given before it.
 func TestQueueLeavesOutWhatAPrincipalJudged(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -38,13 +38,18 @@ func TestQueueLeavesOutWhatAPrincipalJudged(t *testing.T) {
 		t.Fatalf("judged_by after the verdict = %v, want [%s]", p, principal)
 	}
 
-	// Undo 0042 and apply it again: the verdict given before it is found.
+	// Migrate below 0042 and up again: the verdict given before it is
+	// found.
 	r, err := migrate.New(e.db.Pool, migrations.FS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Down(ctx, 1); err != nil {
+	cur, err := r.Current(ctx)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if undone, err := r.Down(ctx, cur-41); err != nil || !slices.Contains(undone, 42) {
+		t.Fatalf("down to 41: undid %v, %v", undone, err)
 	}
 	if _, err := r.Up(ctx); err != nil {
 		t.Fatal(err)

@@ -113,11 +113,13 @@ UPDATE admission.artifacts SET leased_until = NULL
 WHERE tenant_id = @tenant_id AND id = @id AND state = 'held' AND leased_until = @lease;
 
 -- name: ArtifactLease :execrows
--- Leases a held item unless someone else holds a lease on it: the row lock
--- and the re-checked condition make one reviewer win.
+-- Leases a held item unless someone else holds a lease on it or the
+-- reviewer's principal has judged it since the queue was read: the row
+-- lock and the re-checked condition make one reviewer win.
 UPDATE admission.artifacts SET leased_until = @until
 WHERE tenant_id = @tenant_id AND id = @id AND state = 'held' AND held_expires_at > @now
-  AND (leased_until IS NULL OR leased_until <= @now);
+  AND (leased_until IS NULL OR leased_until <= @now)
+  AND NOT (@principal::text = ANY(judged_by));
 
 -- name: ArtifactLeaseUnlocked :execrows
 -- ArtifactLease, passing over a row another transaction has locked (most
@@ -129,6 +131,7 @@ FROM (
     SELECT x.tenant_id, x.id FROM admission.artifacts x
     WHERE x.tenant_id = @tenant_id AND x.id = @id AND x.state = 'held' AND x.held_expires_at > @now
       AND (x.leased_until IS NULL OR x.leased_until <= @now)
+      AND NOT (@principal::text = ANY(x.judged_by))
     FOR NO KEY UPDATE SKIP LOCKED
 ) free
 WHERE a.tenant_id = free.tenant_id AND a.id = free.id;

@@ -8,17 +8,10 @@ SELECT * FROM admission.serves WHERE tenant_id = $1 AND id = $2 FOR UPDATE;
 
 -- name: ServeDecide :exec
 -- The verdict, with the closure and self-signed mark it re-checked. The
--- artifact served (none for a lineage edge) records the reviewer's
--- principal among those that judged it, in the same statement, so the
--- queue never serves it to that principal again.
-WITH decided AS (
-    UPDATE admission.serves s SET consumed_at = @consumed_at, verdict = @verdict, reason = @reason, closure = @closure, self_signed = @self_signed
-    WHERE s.tenant_id = @tenant_id AND s.id = @id
-    RETURNING s.tenant_id, s.artifact_id, s.reviewer_principal
-)
-UPDATE admission.artifacts a SET judged_by = array_append(a.judged_by, d.reviewer_principal)
-FROM decided d
-WHERE a.tenant_id = d.tenant_id AND a.id = d.artifact_id AND NOT (d.reviewer_principal = ANY(a.judged_by));
+-- trigger serves_record_judge (migration 0042) adds the reviewer's
+-- principal to the artifact's judged_by in the same transaction.
+UPDATE admission.serves SET consumed_at = $3, verdict = $4, reason = $5, closure = @closure, self_signed = @self_signed
+WHERE tenant_id = $1 AND id = $2;
 
 -- name: ServeJudgedBy :one
 -- Whether a principal already gave an artifact a verdict (through any of

@@ -67,8 +67,8 @@ func (s *Service) ServeNextIn(ctx context.Context, workarea string, pass []strin
 	var unreviewable []domain.Claim
 	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
 		out, found, bounded, unreviewable = Served{}, false, nil, nil
-		// The caller's access is read inside the unit of work, once: the
-		// candidates' checks below read the same snapshot.
+		// The caller's access is read inside the unit of work, once per
+		// attempt: the candidates' checks below use the same memoized view.
 		reviewable, err := s.Access.Subtrees(ctx, scope.DreamerReview)
 		if err != nil {
 			return err

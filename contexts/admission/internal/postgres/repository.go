@@ -413,8 +413,8 @@ func orEmpty(s []string) []string {
 }
 
 // ServeInsert takes the lease on the artifact row (ErrConflict when another
-// reviewer holds it or, unless wait, another transaction has the row
-// locked) and records the serve.
+// reviewer holds it, the reviewer's principal has judged it or, unless
+// wait, another transaction has the row locked) and records the serve.
 func (r *Repository) ServeInsert(ctx context.Context, tenant string, s domain.Serve, wait bool) error {
 	closure, err := json.Marshal(orEmpty(s.Closure))
 	if err != nil {
@@ -423,9 +423,9 @@ func (r *Repository) ServeInsert(ctx context.Context, tenant string, s domain.Se
 	if s.ArtifactID != "" {
 		var n int64
 		if wait {
-			n, err = r.q.ArtifactLease(ctx, r.conn(ctx), dbsqlc.ArtifactLeaseParams{TenantID: tenant, ID: s.ArtifactID, Until: &s.ExpiresAt, Now: s.ServedAt})
+			n, err = r.q.ArtifactLease(ctx, r.conn(ctx), dbsqlc.ArtifactLeaseParams{TenantID: tenant, ID: s.ArtifactID, Until: &s.ExpiresAt, Now: s.ServedAt, Principal: s.Reviewer.Principal})
 		} else {
-			n, err = r.q.ArtifactLeaseUnlocked(ctx, r.conn(ctx), dbsqlc.ArtifactLeaseUnlockedParams{TenantID: tenant, ID: s.ArtifactID, Until: &s.ExpiresAt, Now: s.ServedAt})
+			n, err = r.q.ArtifactLeaseUnlocked(ctx, r.conn(ctx), dbsqlc.ArtifactLeaseUnlockedParams{TenantID: tenant, ID: s.ArtifactID, Until: &s.ExpiresAt, Now: s.ServedAt, Principal: s.Reviewer.Principal})
 		}
 		if err != nil {
 			return translate(err)

@@ -325,23 +325,27 @@ const artifactLease = `-- name: ArtifactLease :execrows
 UPDATE admission.artifacts SET leased_until = $1
 WHERE tenant_id = $2 AND id = $3 AND state = 'held' AND held_expires_at > $4
   AND (leased_until IS NULL OR leased_until <= $4)
+  AND NOT ($5::text = ANY(judged_by))
 `
 
 type ArtifactLeaseParams struct {
-	Until    *time.Time
-	TenantID string
-	ID       string
-	Now      time.Time
+	Until     *time.Time
+	TenantID  string
+	ID        string
+	Now       time.Time
+	Principal string
 }
 
-// Leases a held item unless someone else holds a lease on it: the row lock
-// and the re-checked condition make one reviewer win.
+// Leases a held item unless someone else holds a lease on it or the
+// reviewer's principal has judged it since the queue was read: the row
+// lock and the re-checked condition make one reviewer win.
 func (q *Queries) ArtifactLease(ctx context.Context, db DBTX, arg ArtifactLeaseParams) (int64, error) {
 	result, err := db.Exec(ctx, artifactLease,
 		arg.Until,
 		arg.TenantID,
 		arg.ID,
 		arg.Now,
+		arg.Principal,
 	)
 	if err != nil {
 		return 0, err
@@ -373,16 +377,18 @@ FROM (
     SELECT x.tenant_id, x.id FROM admission.artifacts x
     WHERE x.tenant_id = $2 AND x.id = $3 AND x.state = 'held' AND x.held_expires_at > $4
       AND (x.leased_until IS NULL OR x.leased_until <= $4)
+      AND NOT ($5::text = ANY(x.judged_by))
     FOR NO KEY UPDATE SKIP LOCKED
 ) free
 WHERE a.tenant_id = free.tenant_id AND a.id = free.id
 `
 
 type ArtifactLeaseUnlockedParams struct {
-	Until    *time.Time
-	TenantID string
-	ID       string
-	Now      time.Time
+	Until     *time.Time
+	TenantID  string
+	ID        string
+	Now       time.Time
+	Principal string
 }
 
 // ArtifactLease, passing over a row another transaction has locked (most
@@ -395,6 +401,7 @@ func (q *Queries) ArtifactLeaseUnlocked(ctx context.Context, db DBTX, arg Artifa
 		arg.TenantID,
 		arg.ID,
 		arg.Now,
+		arg.Principal,
 	)
 	if err != nil {
 		return 0, err

@@ -88,39 +88,32 @@ func (q *Queries) EvidenceServes(ctx context.Context, db DBTX, arg EvidenceServe
 }
 
 const serveDecide = `-- name: ServeDecide :exec
-WITH decided AS (
-    UPDATE admission.serves s SET consumed_at = $1, verdict = $2, reason = $3, closure = $4, self_signed = $5
-    WHERE s.tenant_id = $6 AND s.id = $7
-    RETURNING s.tenant_id, s.artifact_id, s.reviewer_principal
-)
-UPDATE admission.artifacts a SET judged_by = array_append(a.judged_by, d.reviewer_principal)
-FROM decided d
-WHERE a.tenant_id = d.tenant_id AND a.id = d.artifact_id AND NOT (d.reviewer_principal = ANY(a.judged_by))
+UPDATE admission.serves SET consumed_at = $3, verdict = $4, reason = $5, closure = $6, self_signed = $7
+WHERE tenant_id = $1 AND id = $2
 `
 
 type ServeDecideParams struct {
+	TenantID   string
+	ID         string
 	ConsumedAt *time.Time
 	Verdict    *string
 	Reason     *string
 	Closure    []byte
 	SelfSigned bool
-	TenantID   string
-	ID         string
 }
 
 // The verdict, with the closure and self-signed mark it re-checked. The
-// artifact served (none for a lineage edge) records the reviewer's
-// principal among those that judged it, in the same statement, so the
-// queue never serves it to that principal again.
+// trigger serves_record_judge (migration 0042) adds the reviewer's
+// principal to the artifact's judged_by in the same transaction.
 func (q *Queries) ServeDecide(ctx context.Context, db DBTX, arg ServeDecideParams) error {
 	_, err := db.Exec(ctx, serveDecide,
+		arg.TenantID,
+		arg.ID,
 		arg.ConsumedAt,
 		arg.Verdict,
 		arg.Reason,
 		arg.Closure,
 		arg.SelfSigned,
-		arg.TenantID,
-		arg.ID,
 	)
 	return err
 }
