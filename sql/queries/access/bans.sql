@@ -2,9 +2,6 @@
 INSERT INTO access.bans (tenant_id, id, principal_id, reason, created_by, created_at)
 VALUES ($1, $2, $3, $4, $5, $6);
 
--- name: BanLive :one
-SELECT id, reason FROM access.bans WHERE tenant_id = $1 AND principal_id = $2 AND lifted_at IS NULL;
-
 -- name: BanLift :one
 UPDATE access.bans SET lifted_by = $3, lifted_at = $4
 WHERE tenant_id = $1 AND id = $2 AND lifted_at IS NULL

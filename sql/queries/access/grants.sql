@@ -21,14 +21,17 @@ WHERE tenant_id = $1 AND id = $2 AND removed_at IS NULL;
 
 -- name: AccessSnapshot :many
 -- A key's access in one statement, hence one snapshot: the tenant's
--- permission epoch, whether the key is revoked, and every live grant with
--- the id path of its workarea (one row per grant, or one row of NULLs).
--- Effective access at any node is computed from these in the domain, so the
--- verbs reported are exactly those of the epoch reported beside them.
-SELECT t.permission_epoch, k.revoked_at,
+-- permission epoch, whether the key is revoked, the reason of its
+-- principal's live ban (NULL when there is none; at most one is live), and
+-- every live grant with the id path of its workarea (one row per grant, or
+-- one row of NULLs). Effective access at any node is computed from these in
+-- the domain, so the verbs reported are exactly those of the epoch reported
+-- beside them.
+SELECT t.permission_epoch, k.revoked_at, b.reason AS ban_reason,
        g.id AS grant_id, g.workarea_id, g.scope, g.effect, coalesce(w.id_path::text, '')::text AS id_path
 FROM access.tenants t
 JOIN access.keys k ON k.tenant_id = t.id AND k.id = @key_id
+LEFT JOIN access.bans b ON b.tenant_id = t.id AND b.principal_id = k.principal_id AND b.lifted_at IS NULL
 LEFT JOIN access.grants g ON g.tenant_id = t.id AND g.key_id = k.id AND g.removed_at IS NULL
 LEFT JOIN access.workareas w ON w.tenant_id = g.tenant_id AND w.id = g.workarea_id
 WHERE t.id = @tenant_id;

@@ -86,18 +86,16 @@ func (s *Service) ListBans(ctx context.Context) ([]Ban, error) {
 }
 
 // Banned reports whether the caller's principal is banned, with the
-// reason (admission checks it before anything else of a submission).
+// reason (admission checks it before anything else of a submission). It
+// is part of the caller's access snapshot, so a check of access after it
+// in the same request or unit of work reads nothing more.
 func (s *Service) Banned(ctx context.Context) (bool, string, error) {
-	c, err := caller(ctx)
+	v, err := s.readView(ctx)
 	if err != nil {
 		return false, "", err
 	}
-	b, err := s.repo.BanLive(ctx, c.TenantID, c.PrincipalID)
-	if errors.Is(err, ErrNotFound) {
+	if v.access.Ban == nil {
 		return false, "", nil
 	}
-	if err != nil {
-		return false, "", fmt.Errorf("check ban: %w", err)
-	}
-	return true, b.Reason, nil
+	return true, *v.access.Ban, nil
 }

@@ -46,7 +46,10 @@ type KeyAuth struct {
 type Access struct {
 	Epoch   int64
 	Revoked bool
-	Grants  []domain.GrantAt
+	// Ban is the reason of the key's principal's live ban; nil when it is
+	// not banned.
+	Ban    *string
+	Grants []domain.GrantAt
 }
 
 // Grant is one grant row.
@@ -148,8 +151,6 @@ type Repository interface {
 
 	PrincipalByName(ctx context.Context, tenant, name string) (Principal, error)
 	BanCreate(ctx context.Context, tenant string, b Ban) error
-	// BanLive returns the live ban of a principal (ErrNotFound if none).
-	BanLive(ctx context.Context, tenant, principalID string) (Ban, error)
 	// BanLift lifts a live ban and returns it (ErrNotFound if none).
 	BanLift(ctx context.Context, tenant, id, by string, at time.Time) (Ban, error)
 	BanList(ctx context.Context, tenant string) ([]Ban, error)

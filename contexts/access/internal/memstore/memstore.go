@@ -313,6 +313,11 @@ func (s *Store) AccessOf(_ context.Context, tenant, keyID string) (app.Access, e
 		return app.Access{}, app.ErrNotFound
 	}
 	a := app.Access{Epoch: s.epochs[tenant], Revoked: k.key.RevokedAt != nil}
+	for _, r := range s.bans {
+		if r.tenant == tenant && r.ban.Principal.ID == k.key.Principal.ID && r.ban.LiftedAt == nil {
+			a.Ban = &r.ban.Reason
+		}
+	}
 	for _, r := range s.grants {
 		g := r.grant
 		if r.tenant == tenant && g.KeyID == keyID && g.RemovedAt == nil {
@@ -344,18 +349,6 @@ func (s *Store) BanCreate(_ context.Context, tenant string, b app.Ban) error {
 	}
 	s.bans[b.ID] = &banRow{tenant: tenant, ban: b}
 	return nil
-}
-
-// BanLive returns a principal's live ban.
-func (s *Store) BanLive(_ context.Context, tenant, principalID string) (app.Ban, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, r := range s.bans {
-		if r.tenant == tenant && r.ban.Principal.ID == principalID && r.ban.LiftedAt == nil {
-			return r.ban, nil
-		}
-	}
-	return app.Ban{}, app.ErrNotFound
 }
 
 // BanLift lifts a live ban.

@@ -300,7 +300,7 @@ func (r *Repository) AccessOf(ctx context.Context, tenant, keyID string) (app.Ac
 	if len(rows) == 0 {
 		return app.Access{}, app.ErrNotFound
 	}
-	a := app.Access{Epoch: rows[0].PermissionEpoch, Revoked: rows[0].RevokedAt != nil}
+	a := app.Access{Epoch: rows[0].PermissionEpoch, Revoked: rows[0].RevokedAt != nil, Ban: rows[0].BanReason}
 	for _, row := range rows {
 		if row.GrantID == nil {
 			continue // the key has no grants: one row of NULLs
@@ -326,12 +326,6 @@ func (r *Repository) BanCreate(ctx context.Context, tenant string, b app.Ban) er
 	return translate(r.q.BanInsert(ctx, r.conn(ctx), dbsqlc.BanInsertParams{
 		TenantID: tenant, ID: b.ID, PrincipalID: b.Principal.ID, Reason: b.Reason, CreatedBy: b.CreatedBy, CreatedAt: b.CreatedAt,
 	}))
-}
-
-// BanLive returns a principal's live ban.
-func (r *Repository) BanLive(ctx context.Context, tenant, principalID string) (app.Ban, error) {
-	row, err := r.q.BanLive(ctx, r.conn(ctx), dbsqlc.BanLiveParams{TenantID: tenant, PrincipalID: principalID})
-	return app.Ban{ID: row.ID, Reason: row.Reason, Principal: app.Principal{ID: principalID}}, translate(err)
 }
 
 // BanLift lifts a live ban.

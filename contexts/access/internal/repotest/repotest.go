@@ -390,8 +390,9 @@ func bans(t *testing.T, r app.Repository) {
 	if err := r.BanCreate(ctx, f.tenant, app.Ban{ID: ids.New(ids.Ban), Principal: p, Reason: "again", CreatedBy: "key_x", CreatedAt: now}); !errors.Is(err, app.ErrConflict) {
 		t.Fatalf("second live ban: %v", err)
 	}
-	if live, err := r.BanLive(ctx, f.tenant, p.ID); err != nil || live.ID != b.ID || live.Reason != "spam" {
-		t.Fatalf("BanLive = %+v, %v", live, err)
+	// The live ban is part of the principal's keys' access snapshot.
+	if a, err := r.AccessOf(ctx, f.tenant, f.key.ID); err != nil || a.Ban == nil || *a.Ban != "spam" {
+		t.Fatalf("AccessOf with a live ban = %+v, %v", a, err)
 	}
 	if _, err := r.BanLift(ctx, f.other, b.ID, "key_x", now); !errors.Is(err, app.ErrNotFound) {
 		t.Fatalf("lift from another tenant: %v", err)
@@ -399,8 +400,8 @@ func bans(t *testing.T, r app.Repository) {
 	if lifted, err := r.BanLift(ctx, f.tenant, b.ID, "key_x", now); err != nil || lifted.Principal.ID != p.ID {
 		t.Fatalf("lift: %+v, %v", lifted, err)
 	}
-	if _, err := r.BanLive(ctx, f.tenant, p.ID); !errors.Is(err, app.ErrNotFound) {
-		t.Fatalf("live after lift: %v", err)
+	if a, err := r.AccessOf(ctx, f.tenant, f.key.ID); err != nil || a.Ban != nil {
+		t.Fatalf("AccessOf after the lift = %+v, %v", a, err)
 	}
 	if list, err := r.BanList(ctx, f.tenant); err != nil || len(list) != 1 || list[0].LiftedAt == nil || list[0].Principal.Name != "alice" {
 		t.Fatalf("BanList = %+v, %v", list, err)

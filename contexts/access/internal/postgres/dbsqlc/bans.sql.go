@@ -61,27 +61,6 @@ func (q *Queries) BanLift(ctx context.Context, db DBTX, arg BanLiftParams) (stri
 	return principal_id, err
 }
 
-const banLive = `-- name: BanLive :one
-SELECT id, reason FROM access.bans WHERE tenant_id = $1 AND principal_id = $2 AND lifted_at IS NULL
-`
-
-type BanLiveParams struct {
-	TenantID    string
-	PrincipalID string
-}
-
-type BanLiveRow struct {
-	ID     string
-	Reason string
-}
-
-func (q *Queries) BanLive(ctx context.Context, db DBTX, arg BanLiveParams) (BanLiveRow, error) {
-	row := db.QueryRow(ctx, banLive, arg.TenantID, arg.PrincipalID)
-	var i BanLiveRow
-	err := row.Scan(&i.ID, &i.Reason)
-	return i, err
-}
-
 const bansList = `-- name: BansList :many
 SELECT b.id, b.principal_id, p.name AS principal, b.reason, b.created_at, b.lifted_at
 FROM access.bans b

@@ -11,10 +11,11 @@ import (
 )
 
 const accessSnapshot = `-- name: AccessSnapshot :many
-SELECT t.permission_epoch, k.revoked_at,
+SELECT t.permission_epoch, k.revoked_at, b.reason AS ban_reason,
        g.id AS grant_id, g.workarea_id, g.scope, g.effect, coalesce(w.id_path::text, '')::text AS id_path
 FROM access.tenants t
 JOIN access.keys k ON k.tenant_id = t.id AND k.id = $1
+LEFT JOIN access.bans b ON b.tenant_id = t.id AND b.principal_id = k.principal_id AND b.lifted_at IS NULL
 LEFT JOIN access.grants g ON g.tenant_id = t.id AND g.key_id = k.id AND g.removed_at IS NULL
 LEFT JOIN access.workareas w ON w.tenant_id = g.tenant_id AND w.id = g.workarea_id
 WHERE t.id = $2
@@ -28,6 +29,7 @@ type AccessSnapshotParams struct {
 type AccessSnapshotRow struct {
 	PermissionEpoch int64
 	RevokedAt       *time.Time
+	BanReason       *string
 	GrantID         *string
 	WorkareaID      *string
 	Scope           *string
@@ -36,10 +38,12 @@ type AccessSnapshotRow struct {
 }
 
 // A key's access in one statement, hence one snapshot: the tenant's
-// permission epoch, whether the key is revoked, and every live grant with
-// the id path of its workarea (one row per grant, or one row of NULLs).
-// Effective access at any node is computed from these in the domain, so the
-// verbs reported are exactly those of the epoch reported beside them.
+// permission epoch, whether the key is revoked, the reason of its
+// principal's live ban (NULL when there is none; at most one is live), and
+// every live grant with the id path of its workarea (one row per grant, or
+// one row of NULLs). Effective access at any node is computed from these in
+// the domain, so the verbs reported are exactly those of the epoch reported
+// beside them.
 func (q *Queries) AccessSnapshot(ctx context.Context, db DBTX, arg AccessSnapshotParams) ([]AccessSnapshotRow, error) {
 	rows, err := db.Query(ctx, accessSnapshot, arg.KeyID, arg.TenantID)
 	if err != nil {
@@ -52,6 +56,7 @@ func (q *Queries) AccessSnapshot(ctx context.Context, db DBTX, arg AccessSnapsho
 		if err := rows.Scan(
 			&i.PermissionEpoch,
 			&i.RevokedAt,
+			&i.BanReason,
 			&i.GrantID,
 			&i.WorkareaID,
 			&i.Scope,
