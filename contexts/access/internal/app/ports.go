@@ -143,7 +143,8 @@ type Repository interface {
 	// GrantsList lists grants by f, in id order, with their keys'
 	// principals and their workareas' paths.
 	GrantsList(ctx context.Context, tenant string, f GrantFilter) ([]ListedGrant, error)
-	// AccessOf reads the key's epoch, revocation and grants in one snapshot.
+	// AccessOf reads the key's epoch, revocation, its principal's live ban
+	// and its grants in one snapshot.
 	AccessOf(ctx context.Context, tenant, keyID string) (Access, error)
 
 	// WorkareaPaths maps ids of the tenant's workareas to their paths.

@@ -304,7 +304,8 @@ func (s *Store) GrantRemove(_ context.Context, tenant, id, _ string, at time.Tim
 	return true, nil
 }
 
-// AccessOf reads a key's epoch, revocation and live grants.
+// AccessOf reads a key's epoch, revocation, its principal's live ban and
+// its live grants.
 func (s *Store) AccessOf(_ context.Context, tenant, keyID string) (app.Access, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -315,7 +316,8 @@ func (s *Store) AccessOf(_ context.Context, tenant, keyID string) (app.Access, e
 	a := app.Access{Epoch: s.epochs[tenant], Revoked: k.key.RevokedAt != nil}
 	for _, r := range s.bans {
 		if r.tenant == tenant && r.ban.Principal.ID == k.key.Principal.ID && r.ban.LiftedAt == nil {
-			a.Ban = &r.ban.Reason
+			reason := r.ban.Reason
+			a.Ban = &reason
 		}
 	}
 	for _, r := range s.grants {

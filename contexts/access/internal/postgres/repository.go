@@ -291,7 +291,8 @@ func (r *Repository) GrantRemove(ctx context.Context, tenant, id, by string, at 
 	return n == 1, translate(err)
 }
 
-// AccessOf reads a key's epoch, revocation and live grants in one statement.
+// AccessOf reads a key's epoch, revocation, its principal's live ban and
+// its live grants in one statement.
 func (r *Repository) AccessOf(ctx context.Context, tenant, keyID string) (app.Access, error) {
 	rows, err := r.q.AccessSnapshot(ctx, r.conn(ctx), dbsqlc.AccessSnapshotParams{TenantID: tenant, KeyID: keyID})
 	if err != nil {

@@ -390,9 +390,18 @@ func bans(t *testing.T, r app.Repository) {
 	if err := r.BanCreate(ctx, f.tenant, app.Ban{ID: ids.New(ids.Ban), Principal: p, Reason: "again", CreatedBy: "key_x", CreatedAt: now}); !errors.Is(err, app.ErrConflict) {
 		t.Fatalf("second live ban: %v", err)
 	}
-	// The live ban is part of the principal's keys' access snapshot.
-	if a, err := r.AccessOf(ctx, f.tenant, f.key.ID); err != nil || a.Ban == nil || *a.Ban != "spam" {
-		t.Fatalf("AccessOf with a live ban = %+v, %v", a, err)
+	// The live ban is part of the principal's keys' access snapshot, on
+	// every grant's row and on the one row of a key without grants.
+	if a, err := r.AccessOf(ctx, f.tenant, f.key.ID); err != nil || a.Ban == nil || *a.Ban != "spam" || len(a.Grants) != 0 {
+		t.Fatalf("AccessOf with a live ban and no grants = %+v, %v", a, err)
+	}
+	for i, scope := range []domain.Scope{domain.ScopeReader, domain.ScopeWriter} {
+		g := app.Grant{ID: ids.New(ids.Grant), KeyID: f.key.ID, WorkareaID: f.child.ID, Scope: scope, Effect: domain.Allow, CreatedAt: now.Add(time.Duration(i) * time.Second)}
+		_, _, err := r.GrantCreate(ctx, f.tenant, g, f.key.ID)
+		must(t, err)
+	}
+	if a, err := r.AccessOf(ctx, f.tenant, f.key.ID); err != nil || a.Ban == nil || *a.Ban != "spam" || len(a.Grants) != 2 {
+		t.Fatalf("AccessOf with a live ban and two grants = %+v, %v", a, err)
 	}
 	if _, err := r.BanLift(ctx, f.other, b.ID, "key_x", now); !errors.Is(err, app.ErrNotFound) {
 		t.Fatalf("lift from another tenant: %v", err)
@@ -400,7 +409,7 @@ func bans(t *testing.T, r app.Repository) {
 	if lifted, err := r.BanLift(ctx, f.tenant, b.ID, "key_x", now); err != nil || lifted.Principal.ID != p.ID {
 		t.Fatalf("lift: %+v, %v", lifted, err)
 	}
-	if a, err := r.AccessOf(ctx, f.tenant, f.key.ID); err != nil || a.Ban != nil {
+	if a, err := r.AccessOf(ctx, f.tenant, f.key.ID); err != nil || a.Ban != nil || len(a.Grants) != 2 {
 		t.Fatalf("AccessOf after the lift = %+v, %v", a, err)
 	}
 	if list, err := r.BanList(ctx, f.tenant); err != nil || len(list) != 1 || list[0].LiftedAt == nil || list[0].Principal.Name != "alice" {
