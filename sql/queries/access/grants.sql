@@ -36,6 +36,25 @@ LEFT JOIN access.grants g ON g.tenant_id = t.id AND g.key_id = k.id AND g.remove
 LEFT JOIN access.workareas w ON w.tenant_id = g.tenant_id AND w.id = g.workarea_id
 WHERE t.id = @tenant_id;
 
+-- name: AccessSnapshotAt :many
+-- AccessSnapshot and, in the same statement, the workarea a request names
+-- (by id, or by path; the other NULL): its columns are NULL when the
+-- tenant has no such workarea. A request's first access check reads both
+-- in one round trip.
+SELECT t.permission_epoch, k.revoked_at, b.reason AS ban_reason,
+       g.id AS grant_id, g.workarea_id, g.scope, g.effect, coalesce(w.id_path::text, '')::text AS id_path,
+       tw.id AS at_id, tw.parent_id AS at_parent_id, tw.name AS at_name, tw.path AS at_path,
+       coalesce(tw.id_path::text, '')::text AS at_id_path, tw.status AS at_status, tw.crew AS at_crew,
+       tw.created_at AS at_created_at, tw.updated_at AS at_updated_at
+FROM access.tenants t
+JOIN access.keys k ON k.tenant_id = t.id AND k.id = @key_id
+LEFT JOIN access.bans b ON b.tenant_id = t.id AND b.principal_id = k.principal_id AND b.lifted_at IS NULL
+LEFT JOIN access.workareas tw ON tw.tenant_id = t.id
+    AND (tw.id = sqlc.narg(at_id)::text OR tw.path = sqlc.narg(at_path)::text)
+LEFT JOIN access.grants g ON g.tenant_id = t.id AND g.key_id = k.id AND g.removed_at IS NULL
+LEFT JOIN access.workareas w ON w.tenant_id = g.tenant_id AND w.id = g.workarea_id
+WHERE t.id = @tenant_id;
+
 -- name: GrantStampEpoch :exec
 -- The epoch a grant took effect at, or (removed) lost it at.
 UPDATE access.grants

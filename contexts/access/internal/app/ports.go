@@ -146,6 +146,10 @@ type Repository interface {
 	// AccessOf reads the key's epoch, revocation, its principal's live ban
 	// and its grants in one snapshot.
 	AccessOf(ctx context.Context, tenant, keyID string) (Access, error)
+	// AccessAt is AccessOf and, in the same snapshot, the tenant's
+	// workarea with id byID or path byPath (one of them empty); found is
+	// false when there is none.
+	AccessAt(ctx context.Context, tenant, keyID, byID, byPath string) (a Access, w domain.Workarea, found bool, err error)
 
 	// WorkareaPaths maps ids of the tenant's workareas to their paths.
 	WorkareaPaths(ctx context.Context, tenant string, ids []string) (map[string]string, error)

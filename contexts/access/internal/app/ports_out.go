@@ -12,11 +12,7 @@ import (
 // is access.not_found, like one that does not exist. Other contexts reach
 // this through their own ports.
 func (s *Service) Effective(ctx context.Context, ref string) (domain.Workarea, domain.Scope, error) {
-	v, err := s.readView(ctx)
-	if err != nil {
-		return domain.Workarea{}, 0, err
-	}
-	w, err := s.resolve(ctx, v.caller.TenantID, ref)
+	v, w, err := s.readViewAt(ctx, ref)
 	if err != nil {
 		return domain.Workarea{}, 0, err
 	}

@@ -84,6 +84,48 @@ func (s *Service) readView(ctx context.Context) (view, error) {
 	return auth.Memo(ctx, viewKey{}, func() (view, error) { return s.viewOf(ctx) })
 }
 
+// readViewAt is readView and the workarea ref names (resolve's refusals):
+// when the view is not loaded yet, both come from one statement.
+func (s *Service) readViewAt(ctx context.Context, ref string) (view, domain.Workarea, error) {
+	var byID, byPath string
+	switch {
+	case ids.Has(ids.Workarea, ref):
+		byID = ref
+	case ref != "" && len(ref) <= 1024:
+		byPath = ref
+	default:
+		v, err := s.readView(ctx)
+		if err != nil {
+			return view{}, domain.Workarea{}, err
+		}
+		return v, domain.Workarea{}, notFound()
+	}
+	var w domain.Workarea
+	var loaded, found bool
+	v, err := auth.Memo(ctx, viewKey{}, func() (view, error) {
+		c, err := caller(ctx)
+		if err != nil {
+			return view{}, err
+		}
+		a, at, ok, err := s.repo.AccessAt(ctx, c.TenantID, c.KeyID, byID, byPath)
+		if err != nil {
+			return view{}, fmt.Errorf("load access: %w", err)
+		}
+		w, loaded, found = at, true, ok
+		return view{caller: c, role: domain.Role(c.Role), access: a}, nil
+	})
+	switch {
+	case err != nil:
+		return view{}, domain.Workarea{}, err
+	case !loaded: // the view was read before: the workarea alone
+		w, err = s.resolve(ctx, v.caller.TenantID, ref)
+		return v, w, err
+	case !found:
+		return v, domain.Workarea{}, notFound()
+	}
+	return v, w, nil
+}
+
 // at is the caller's effective access at w. A key revoked since it
 // authenticated holds nothing.
 func (v view) at(w domain.Workarea) domain.Scope {

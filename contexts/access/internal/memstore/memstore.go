@@ -5,6 +5,7 @@ package memstore
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
 	"strings"
@@ -327,6 +328,24 @@ func (s *Store) AccessOf(_ context.Context, tenant, keyID string) (app.Access, e
 		}
 	}
 	return a, nil
+}
+
+// AccessAt is AccessOf and the workarea with id byID or path byPath.
+func (s *Store) AccessAt(ctx context.Context, tenant, keyID, byID, byPath string) (app.Access, domain.Workarea, bool, error) {
+	a, err := s.AccessOf(ctx, tenant, keyID)
+	if err != nil {
+		return a, domain.Workarea{}, false, err
+	}
+	var w domain.Workarea
+	if byID != "" {
+		w, err = s.WorkareaGet(ctx, tenant, byID)
+	} else {
+		w, err = s.WorkareaByPath(ctx, tenant, byPath)
+	}
+	if errors.Is(err, app.ErrNotFound) {
+		return a, domain.Workarea{}, false, nil
+	}
+	return a, w, err == nil, err
 }
 
 // PrincipalByName finds a principal.

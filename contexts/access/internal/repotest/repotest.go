@@ -29,6 +29,40 @@ func Run(t *testing.T, newRepo func(t *testing.T) app.Repository) {
 	t.Run("web credentials", func(t *testing.T) { t.Parallel(); webCredentials(t, newRepo(t)) })
 	t.Run("grants on a workarea", func(t *testing.T) { t.Parallel(); grantsOn(t, newRepo(t)) })
 	t.Run("readable workareas", func(t *testing.T) { t.Parallel(); readable(t, newRepo(t)) })
+	t.Run("access at a workarea", func(t *testing.T) { t.Parallel(); accessAt(t, newRepo(t)) })
+}
+
+// accessAt: the snapshot with a workarea named by id or by path, the
+// tenant's own only, the grants neither lost nor repeated.
+func accessAt(t *testing.T, r app.Repository) {
+	ctx := context.Background()
+	f := seed(t, r)
+	for i, scope := range []domain.Scope{domain.ScopeReader, domain.ScopeWriter} {
+		g := app.Grant{ID: ids.New(ids.Grant), KeyID: f.key.ID, WorkareaID: f.child.ID, Scope: scope, Effect: domain.Allow, CreatedAt: now.Add(time.Duration(i) * time.Second)}
+		_, _, err := r.GrantCreate(ctx, f.tenant, g, f.key.ID)
+		must(t, err)
+	}
+	want, err := r.AccessOf(ctx, f.tenant, f.key.ID)
+	must(t, err)
+	for _, ref := range [][2]string{{f.child.ID, ""}, {"", f.child.Path}} {
+		a, w, found, err := r.AccessAt(ctx, f.tenant, f.key.ID, ref[0], ref[1])
+		if err != nil || !found || w.ID != f.child.ID || w.Path != f.child.Path || w.IDPath != f.child.IDPath || w.ParentID != f.root.ID ||
+			w.Crew == nil || w.Crew.Name != "crew" || len(a.Grants) != len(want.Grants) || a.Epoch != want.Epoch {
+			t.Fatalf("AccessAt(%q) = %+v, %+v, %v, %v; AccessOf = %+v", ref, a, w, found, err, want)
+		}
+	}
+	// Another tenant's workarea, by id or by path, is not found.
+	other := domain.NewRoot(now)
+	must(t, r.WorkareaCreate(ctx, f.other, other))
+	if _, _, found, err := r.AccessAt(ctx, f.tenant, f.key.ID, other.ID, ""); err != nil || found {
+		t.Fatalf("another tenant's workarea by id: %v, %v", found, err)
+	}
+	if a, _, found, err := r.AccessAt(ctx, f.tenant, f.key.ID, "", "universe.nowhere"); err != nil || found || len(a.Grants) != 2 {
+		t.Fatalf("an unknown path: %+v, %v, %v", a, found, err)
+	}
+	if _, _, _, err := r.AccessAt(ctx, f.tenant, "key_unknown", f.child.ID, ""); !errors.Is(err, app.ErrNotFound) {
+		t.Fatalf("an unknown key: %v", err)
+	}
 }
 
 func webCredentials(t *testing.T, r app.Repository) {

@@ -124,6 +124,10 @@ func (s *Service) Commit(ctx context.Context, p PreparedSubmission) (Receipt, er
 }
 
 func (s *Service) submit(ctx context.Context, caller auth.Caller, sub domain.Submission, prep Prepared) (Receipt, error) {
+	// The target first: its lookup reads the caller's access (ban
+	// included) in the same statement. A ban still answers before
+	// anything wrong with the target.
+	w, werr := s.writableWorkarea(ctx, sub.Workarea)
 	banned, reason, err := s.Access.Banned(ctx)
 	if err != nil {
 		return Receipt{}, err
@@ -132,9 +136,8 @@ func (s *Service) submit(ctx context.Context, caller auth.Caller, sub domain.Sub
 		return Receipt{}, errs.New(errs.Banned, "a banned author's submissions are refused at admission",
 			"this key's principal is banned: %s", reason)
 	}
-	w, err := s.writableWorkarea(ctx, sub.Workarea)
-	if err != nil {
-		return Receipt{}, err
+	if werr != nil {
+		return Receipt{}, werr
 	}
 	now := s.now()
 	c := domain.Claim{
