@@ -332,6 +332,9 @@ func (s *Store) AccessOf(_ context.Context, tenant, keyID string) (app.Access, e
 
 // AccessAt is AccessOf and the workarea with id byID or path byPath.
 func (s *Store) AccessAt(ctx context.Context, tenant, keyID, byID, byPath string) (app.Access, domain.Workarea, bool, error) {
+	if byID != "" && byPath != "" {
+		return app.Access{}, domain.Workarea{}, false, errors.New("access at a workarea: by id or by path, not both")
+	}
 	a, err := s.AccessOf(ctx, tenant, keyID)
 	if err != nil {
 		return a, domain.Workarea{}, false, err

@@ -37,6 +37,13 @@ func Run(t *testing.T, newRepo func(t *testing.T) app.Repository) {
 func accessAt(t *testing.T, r app.Repository) {
 	ctx := context.Background()
 	f := seed(t, r)
+	// Without grants: the one row of NULLs, and the root (no parent).
+	if a, w, found, err := r.AccessAt(ctx, f.tenant, f.key.ID, f.root.ID, ""); err != nil || !found || w.ID != f.root.ID || w.ParentID != "" || len(a.Grants) != 0 {
+		t.Fatalf("AccessAt(root) without grants = %+v, %+v, %v, %v", a, w, found, err)
+	}
+	if _, _, _, err := r.AccessAt(ctx, f.tenant, f.key.ID, f.child.ID, f.child.Path); err == nil {
+		t.Fatal("AccessAt by id and by path at once answered")
+	}
 	for i, scope := range []domain.Scope{domain.ScopeReader, domain.ScopeWriter} {
 		g := app.Grant{ID: ids.New(ids.Grant), KeyID: f.key.ID, WorkareaID: f.child.ID, Scope: scope, Effect: domain.Allow, CreatedAt: now.Add(time.Duration(i) * time.Second)}
 		_, _, err := r.GrantCreate(ctx, f.tenant, g, f.key.ID)

@@ -128,6 +128,9 @@ func (s *Service) submit(ctx context.Context, caller auth.Caller, sub domain.Sub
 	// included) in the same statement. A ban still answers before
 	// anything wrong with the target.
 	w, werr := s.writableWorkarea(ctx, sub.Workarea)
+	if werr != nil && !refusal(werr) {
+		return Receipt{}, werr // the read itself failed: no ban can be read after it
+	}
 	banned, reason, err := s.Access.Banned(ctx)
 	if err != nil {
 		return Receipt{}, err

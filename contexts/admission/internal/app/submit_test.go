@@ -248,6 +248,11 @@ func TestSubmitRefusals(t *testing.T) {
 		code errs.Code
 	}{
 		{"banned author", remember("crew", "k", "t"), func(b bundle) { b.access.banned = true }, errs.Banned},
+		// The ban answers before anything wrong with the target.
+		{"banned author, unknown workarea", remember("nowhere", "k", "t"), func(b bundle) { b.access.banned = true }, errs.Banned},
+		{"banned author, validated workarea", remember("frozen", "k", "t"), func(b bundle) { b.access.banned = true }, errs.Banned},
+		{"banned author, universe", remember("universe", "k", "t"), func(b bundle) { b.access.banned = true }, errs.Banned},
+		{"banned author, no writer access", remember("readonly", "k", "t"), func(b bundle) { b.access.banned = true }, errs.Banned},
 		{"unknown workarea", remember("nowhere", "k", "t"), nil, errs.NotFound},
 		{"validated workarea", remember("frozen", "k", "t"), nil, errs.Frozen},
 		{"universe", remember("universe", "k", "t"), nil, errs.Frozen},
