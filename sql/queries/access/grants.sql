@@ -26,26 +26,17 @@ WHERE tenant_id = $1 AND id = $2 AND removed_at IS NULL;
 -- every live grant with the id path of its workarea (one row per grant, or
 -- one row of NULLs). Effective access at any node is computed from these in
 -- the domain, so the verbs reported are exactly those of the epoch reported
--- beside them.
-SELECT t.permission_epoch, k.revoked_at, b.reason AS ban_reason,
-       g.id AS grant_id, g.workarea_id, g.scope, g.effect, coalesce(w.id_path::text, '')::text AS id_path
-FROM access.tenants t
-JOIN access.keys k ON k.tenant_id = t.id AND k.id = @key_id
-LEFT JOIN access.bans b ON b.tenant_id = t.id AND b.principal_id = k.principal_id AND b.lifted_at IS NULL
-LEFT JOIN access.grants g ON g.tenant_id = t.id AND g.key_id = k.id AND g.removed_at IS NULL
-LEFT JOIN access.workareas w ON w.tenant_id = g.tenant_id AND w.id = g.workarea_id
-WHERE t.id = @tenant_id;
-
--- name: AccessSnapshotAt :many
--- AccessSnapshot and, in the same statement, the workarea a request names
--- (by id, or by path; the other NULL): its columns are NULL when the
--- tenant has no such workarea. A request's first access check reads both
--- in one round trip.
+-- beside them. With at_id or at_path (never both) it also reads the
+-- tenant's workarea of that id or path, the same on every row (at_id NULL
+-- when there is none): a request's first access check reads both in one
+-- round trip.
 SELECT t.permission_epoch, k.revoked_at, b.reason AS ban_reason,
        g.id AS grant_id, g.workarea_id, g.scope, g.effect, coalesce(w.id_path::text, '')::text AS id_path,
-       tw.id AS at_id, tw.parent_id AS at_parent_id, tw.name AS at_name, tw.path AS at_path,
-       coalesce(tw.id_path::text, '')::text AS at_id_path, tw.status AS at_status, tw.crew AS at_crew,
-       tw.created_at AS at_created_at, tw.updated_at AS at_updated_at
+       tw.id AS at_id, tw.parent_id AS at_parent_id, coalesce(tw.name, '')::text AS at_name,
+       coalesce(tw.path, '')::text AS at_path, coalesce(tw.id_path::text, '')::text AS at_id_path,
+       coalesce(tw.status, '')::text AS at_status, tw.crew AS at_crew,
+       coalesce(tw.created_at, 'epoch')::timestamptz AS at_created_at,
+       coalesce(tw.updated_at, 'epoch')::timestamptz AS at_updated_at
 FROM access.tenants t
 JOIN access.keys k ON k.tenant_id = t.id AND k.id = @key_id
 LEFT JOIN access.bans b ON b.tenant_id = t.id AND b.principal_id = k.principal_id AND b.lifted_at IS NULL

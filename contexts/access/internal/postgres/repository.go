@@ -295,75 +295,45 @@ func (r *Repository) GrantRemove(ctx context.Context, tenant, id, by string, at 
 // AccessOf reads a key's epoch, revocation, its principal's live ban and
 // its live grants in one statement.
 func (r *Repository) AccessOf(ctx context.Context, tenant, keyID string) (app.Access, error) {
-	rows, err := r.q.AccessSnapshot(ctx, r.conn(ctx), dbsqlc.AccessSnapshotParams{TenantID: tenant, KeyID: keyID})
-	if err != nil {
-		return app.Access{}, translate(err)
-	}
-	snap := make([]snapshotRow, len(rows))
-	for i, row := range rows {
-		snap[i] = snapshotRow{row.PermissionEpoch, row.RevokedAt, row.BanReason, row.GrantID, row.WorkareaID, row.Scope, row.Effect, row.IDPath}
-	}
-	return accessFromRows(snap)
+	a, _, _, err := r.AccessAt(ctx, tenant, keyID, "", "")
+	return a, err
 }
 
 // AccessAt is AccessOf and, in the same statement, the workarea with id
-// byID or path byPath (one of them empty); found is false when the tenant
-// has none.
+// byID or path byPath (one of them empty, or both for none); found is
+// false when the tenant has none.
 func (r *Repository) AccessAt(ctx context.Context, tenant, keyID, byID, byPath string) (app.Access, domain.Workarea, bool, error) {
 	if byID != "" && byPath != "" {
 		return app.Access{}, domain.Workarea{}, false, errors.New("access at a workarea: by id or by path, not both")
 	}
-	rows, err := r.q.AccessSnapshotAt(ctx, r.conn(ctx), dbsqlc.AccessSnapshotAtParams{
+	rows, err := r.q.AccessSnapshot(ctx, r.conn(ctx), dbsqlc.AccessSnapshotParams{
 		TenantID: tenant, KeyID: keyID, AtID: nullable(byID), AtPath: nullable(byPath),
 	})
 	if err != nil {
 		return app.Access{}, domain.Workarea{}, false, translate(err)
 	}
-	snap := make([]snapshotRow, len(rows))
-	for i, row := range rows {
-		snap[i] = snapshotRow{row.PermissionEpoch, row.RevokedAt, row.BanReason, row.GrantID, row.WorkareaID, row.Scope, row.Effect, row.IDPath}
-	}
-	a, err := accessFromRows(snap)
-	if err != nil || rows[0].AtID == nil {
-		return a, domain.Workarea{}, false, err
+	if len(rows) == 0 {
+		return app.Access{}, domain.Workarea{}, false, app.ErrNotFound
 	}
 	at := rows[0]
-	w, err := workareaFromRow(dbsqlc.AccessWorkarea{
-		TenantID: tenant, ID: *at.AtID, ParentID: at.AtParentID, Name: deref(at.AtName), Path: deref(at.AtPath),
-		IDPath: at.AtIDPath, Status: deref(at.AtStatus), Crew: at.AtCrew, CreatedAt: derefTime(at.AtCreatedAt), UpdatedAt: derefTime(at.AtUpdatedAt),
-	})
-	return a, w, err == nil, err
-}
-
-// snapshotRow is one row of an access snapshot, whichever query read it.
-type snapshotRow struct {
-	epoch      int64
-	revokedAt  *time.Time
-	ban        *string
-	grantID    *string
-	workareaID *string
-	scope      *string
-	effect     *string
-	idPath     string
-}
-
-// accessFromRows folds a snapshot's rows (one per grant, or one row of
-// NULLs for a key without grants; none for an unknown key) into Access.
-func accessFromRows(rows []snapshotRow) (app.Access, error) {
-	if len(rows) == 0 {
-		return app.Access{}, app.ErrNotFound
-	}
-	a := app.Access{Epoch: rows[0].epoch, Revoked: rows[0].revokedAt != nil, Ban: rows[0].ban}
+	a := app.Access{Epoch: at.PermissionEpoch, Revoked: at.RevokedAt != nil, Ban: at.BanReason}
 	for _, row := range rows {
-		if row.grantID == nil {
+		if row.GrantID == nil {
 			continue // the key has no grants: one row of NULLs
 		}
-		scope, _ := domain.ParseScope(*row.scope)
+		scope, _ := domain.ParseScope(*row.Scope)
 		a.Grants = append(a.Grants, domain.GrantAt{
-			ID: *row.grantID, WorkareaID: *row.workareaID, IDPath: row.idPath, Scope: scope, Effect: domain.Effect(*row.effect),
+			ID: *row.GrantID, WorkareaID: *row.WorkareaID, IDPath: row.IDPath, Scope: scope, Effect: domain.Effect(*row.Effect),
 		})
 	}
-	return a, nil
+	if at.AtID == nil {
+		return a, domain.Workarea{}, false, nil
+	}
+	w, err := workareaFromRow(dbsqlc.AccessWorkarea{
+		TenantID: tenant, ID: *at.AtID, ParentID: at.AtParentID, Name: at.AtName, Path: at.AtPath,
+		IDPath: at.AtIDPath, Status: at.AtStatus, Crew: at.AtCrew, CreatedAt: at.AtCreatedAt, UpdatedAt: at.AtUpdatedAt,
+	})
+	return a, w, err == nil, err
 }
 
 // nullable is s, or NULL when it is empty.
@@ -372,20 +342,6 @@ func nullable(s string) *string {
 		return nil
 	}
 	return &s
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func derefTime(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return *t
 }
 
 func newPrincipalID() string { return ids.New(ids.Principal) }

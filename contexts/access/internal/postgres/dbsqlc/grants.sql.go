@@ -12,17 +12,26 @@ import (
 
 const accessSnapshot = `-- name: AccessSnapshot :many
 SELECT t.permission_epoch, k.revoked_at, b.reason AS ban_reason,
-       g.id AS grant_id, g.workarea_id, g.scope, g.effect, coalesce(w.id_path::text, '')::text AS id_path
+       g.id AS grant_id, g.workarea_id, g.scope, g.effect, coalesce(w.id_path::text, '')::text AS id_path,
+       tw.id AS at_id, tw.parent_id AS at_parent_id, coalesce(tw.name, '')::text AS at_name,
+       coalesce(tw.path, '')::text AS at_path, coalesce(tw.id_path::text, '')::text AS at_id_path,
+       coalesce(tw.status, '')::text AS at_status, tw.crew AS at_crew,
+       coalesce(tw.created_at, 'epoch')::timestamptz AS at_created_at,
+       coalesce(tw.updated_at, 'epoch')::timestamptz AS at_updated_at
 FROM access.tenants t
 JOIN access.keys k ON k.tenant_id = t.id AND k.id = $1
 LEFT JOIN access.bans b ON b.tenant_id = t.id AND b.principal_id = k.principal_id AND b.lifted_at IS NULL
+LEFT JOIN access.workareas tw ON tw.tenant_id = t.id
+    AND (tw.id = $2::text OR tw.path = $3::text)
 LEFT JOIN access.grants g ON g.tenant_id = t.id AND g.key_id = k.id AND g.removed_at IS NULL
 LEFT JOIN access.workareas w ON w.tenant_id = g.tenant_id AND w.id = g.workarea_id
-WHERE t.id = $2
+WHERE t.id = $4
 `
 
 type AccessSnapshotParams struct {
 	KeyID    string
+	AtID     *string
+	AtPath   *string
 	TenantID string
 }
 
@@ -35,6 +44,15 @@ type AccessSnapshotRow struct {
 	Scope           *string
 	Effect          *string
 	IDPath          string
+	AtID            *string
+	AtParentID      *string
+	AtName          string
+	AtPath          string
+	AtIDPath        string
+	AtStatus        string
+	AtCrew          []byte
+	AtCreatedAt     time.Time
+	AtUpdatedAt     time.Time
 }
 
 // A key's access in one statement, hence one snapshot: the tenant's
@@ -43,85 +61,12 @@ type AccessSnapshotRow struct {
 // every live grant with the id path of its workarea (one row per grant, or
 // one row of NULLs). Effective access at any node is computed from these in
 // the domain, so the verbs reported are exactly those of the epoch reported
-// beside them.
+// beside them. With at_id or at_path (never both) it also reads the
+// tenant's workarea of that id or path, the same on every row (at_id NULL
+// when there is none): a request's first access check reads both in one
+// round trip.
 func (q *Queries) AccessSnapshot(ctx context.Context, db DBTX, arg AccessSnapshotParams) ([]AccessSnapshotRow, error) {
-	rows, err := db.Query(ctx, accessSnapshot, arg.KeyID, arg.TenantID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []AccessSnapshotRow
-	for rows.Next() {
-		var i AccessSnapshotRow
-		if err := rows.Scan(
-			&i.PermissionEpoch,
-			&i.RevokedAt,
-			&i.BanReason,
-			&i.GrantID,
-			&i.WorkareaID,
-			&i.Scope,
-			&i.Effect,
-			&i.IDPath,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const accessSnapshotAt = `-- name: AccessSnapshotAt :many
-SELECT t.permission_epoch, k.revoked_at, b.reason AS ban_reason,
-       g.id AS grant_id, g.workarea_id, g.scope, g.effect, coalesce(w.id_path::text, '')::text AS id_path,
-       tw.id AS at_id, tw.parent_id AS at_parent_id, tw.name AS at_name, tw.path AS at_path,
-       coalesce(tw.id_path::text, '')::text AS at_id_path, tw.status AS at_status, tw.crew AS at_crew,
-       tw.created_at AS at_created_at, tw.updated_at AS at_updated_at
-FROM access.tenants t
-JOIN access.keys k ON k.tenant_id = t.id AND k.id = $1
-LEFT JOIN access.bans b ON b.tenant_id = t.id AND b.principal_id = k.principal_id AND b.lifted_at IS NULL
-LEFT JOIN access.workareas tw ON tw.tenant_id = t.id
-    AND (tw.id = $2::text OR tw.path = $3::text)
-LEFT JOIN access.grants g ON g.tenant_id = t.id AND g.key_id = k.id AND g.removed_at IS NULL
-LEFT JOIN access.workareas w ON w.tenant_id = g.tenant_id AND w.id = g.workarea_id
-WHERE t.id = $4
-`
-
-type AccessSnapshotAtParams struct {
-	KeyID    string
-	AtID     *string
-	AtPath   *string
-	TenantID string
-}
-
-type AccessSnapshotAtRow struct {
-	PermissionEpoch int64
-	RevokedAt       *time.Time
-	BanReason       *string
-	GrantID         *string
-	WorkareaID      *string
-	Scope           *string
-	Effect          *string
-	IDPath          string
-	AtID            *string
-	AtParentID      *string
-	AtName          *string
-	AtPath          *string
-	AtIDPath        string
-	AtStatus        *string
-	AtCrew          []byte
-	AtCreatedAt     *time.Time
-	AtUpdatedAt     *time.Time
-}
-
-// AccessSnapshot and, in the same statement, the workarea a request names
-// (by id, or by path; the other NULL): its columns are NULL when the
-// tenant has no such workarea. A request's first access check reads both
-// in one round trip.
-func (q *Queries) AccessSnapshotAt(ctx context.Context, db DBTX, arg AccessSnapshotAtParams) ([]AccessSnapshotAtRow, error) {
-	rows, err := db.Query(ctx, accessSnapshotAt,
+	rows, err := db.Query(ctx, accessSnapshot,
 		arg.KeyID,
 		arg.AtID,
 		arg.AtPath,
@@ -131,9 +76,9 @@ func (q *Queries) AccessSnapshotAt(ctx context.Context, db DBTX, arg AccessSnaps
 		return nil, err
 	}
 	defer rows.Close()
-	var items []AccessSnapshotAtRow
+	var items []AccessSnapshotRow
 	for rows.Next() {
-		var i AccessSnapshotAtRow
+		var i AccessSnapshotRow
 		if err := rows.Scan(
 			&i.PermissionEpoch,
 			&i.RevokedAt,
