@@ -87,10 +87,13 @@ LEFT JOIN retrieval.term_df d ON d.tenant_id = @tenant_id AND d.term = t.term;
 
 -- name: SubtreeCount :one
 -- Rows a recall's filter can reach, from maintained per-workarea counts.
+-- Each cast is a subquery, computed once per execution: in the prepared
+-- statement's generic plan a bare cast of a parameter runs on every row,
+-- and over a tenant's thousand workareas that was half the statement.
 SELECT coalesce(sum(n), 0)::bigint FROM retrieval.workarea_counts
-WHERE tenant_id = @tenant_id AND id_path <@ CAST(sqlc.arg(scope)::text AS ltree)
-  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> id_path
-  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> id_path);
+WHERE tenant_id = @tenant_id AND id_path <@ (SELECT CAST(sqlc.arg(scope)::text AS ltree))
+  AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> id_path
+  AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> id_path);
 
 -- name: SteeringFor :many
 -- Steering of the scope, its ancestors and its subtree that the caller may

@@ -671,9 +671,9 @@ func (q *Queries) SteeringFor(ctx context.Context, db DBTX, arg SteeringForParam
 
 const subtreeCount = `-- name: SubtreeCount :one
 SELECT coalesce(sum(n), 0)::bigint FROM retrieval.workarea_counts
-WHERE tenant_id = $1 AND id_path <@ CAST($2::text AS ltree)
-  AND CAST($3::text[] AS ltree[]) @> id_path
-  AND NOT (CAST($4::text[] AS ltree[]) @> id_path)
+WHERE tenant_id = $1 AND id_path <@ (SELECT CAST($2::text AS ltree))
+  AND (SELECT CAST($3::text[] AS ltree[])) @> id_path
+  AND NOT ((SELECT CAST($4::text[] AS ltree[])) @> id_path)
 `
 
 type SubtreeCountParams struct {
@@ -684,6 +684,9 @@ type SubtreeCountParams struct {
 }
 
 // Rows a recall's filter can reach, from maintained per-workarea counts.
+// Each cast is a subquery, computed once per execution: in the prepared
+// statement's generic plan a bare cast of a parameter runs on every row,
+// and over a tenant's thousand workareas that was half the statement.
 func (q *Queries) SubtreeCount(ctx context.Context, db DBTX, arg SubtreeCountParams) (int64, error) {
 	row := db.QueryRow(ctx, subtreeCount,
 		arg.TenantID,
