@@ -37,12 +37,12 @@ SELECT id, path FROM access.workareas WHERE tenant_id = $1 AND id = ANY(@ids::te
 -- workarea after_id.
 SELECT w.* FROM access.workareas w
 WHERE w.tenant_id = @tenant_id
-  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> w.id_path
-  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> w.id_path)
+  AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> w.id_path
+  AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> w.id_path)
   AND (@after_id::text = '' OR w.id_path > (
         SELECT a.id_path FROM access.workareas a
         WHERE a.tenant_id = @tenant_id AND a.id = @after_id::text
-          AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> a.id_path
-          AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> a.id_path)))
+          AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> a.id_path
+          AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> a.id_path)))
 ORDER BY w.id_path
 LIMIT @max_rows;

@@ -66,8 +66,8 @@ LIMIT @max_rows;
 -- (ArtifactLeaseUnlocked, then ArtifactLease for rows it passed over).
 SELECT a.* FROM admission.artifacts a
 WHERE a.tenant_id = @tenant_id AND a.state = 'held' AND a.held_expires_at > @now
-  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> a.workarea_id_path
-  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> a.workarea_id_path)
+  AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> a.workarea_id_path
+  AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> a.workarea_id_path)
   AND a.id <> ALL(@skip::text[])
   AND (a.simulation_id IS NULL OR a.simulation_id = ANY(@fence::text[]))
   AND (a.leased_until IS NULL OR a.leased_until <= @now)
@@ -85,8 +85,8 @@ SELECT a.workarea_id,
        min(a.submitted_at)::timestamptz AS oldest
 FROM admission.artifacts a
 WHERE a.tenant_id = @tenant_id AND a.state = 'held' AND a.held_expires_at > @now
-  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> a.workarea_id_path
-  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> a.workarea_id_path)
+  AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> a.workarea_id_path
+  AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> a.workarea_id_path)
   AND a.author_principal <> @principal
   AND (a.simulation_id IS NULL OR a.simulation_id = ANY(@fence::text[]))
   AND NOT (@principal::text = ANY(a.judged_by))
@@ -214,8 +214,8 @@ FROM (
     FROM admission.artifacts a
     WHERE a.tenant_id = @tenant_id AND a.kind = 'page' AND a.state = 'promoted'
       AND (cardinality(@workareas::text[]) = 0 OR a.workarea_id = ANY(@workareas::text[]))
-      AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> a.workarea_id_path
-      AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> a.workarea_id_path)
+      AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> a.workarea_id_path
+      AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> a.workarea_id_path)
       AND (a.workarea_id, a.claim_key) > (@after_workarea::text, @after_path::text)
       AND starts_with(a.claim_key, @prefix::text)
     ORDER BY a.workarea_id, a.claim_key, a.version DESC

@@ -18,10 +18,10 @@ SELECT * FROM lineage.edges e
 WHERE e.tenant_id = @tenant_id AND e.state = 'pending'
   AND e.proposer_principal <> @principal
   AND (e.leased_until IS NULL OR e.leased_until <= @now)
-  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> e.from_id_path
-  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> e.to_id_path
-  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> e.from_id_path)
-  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> e.to_id_path)
+  AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> e.from_id_path
+  AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> e.to_id_path
+  AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> e.from_id_path)
+  AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> e.to_id_path)
   AND NOT (e.id = ANY(sqlc.arg(skip)::text[]))
 ORDER BY e.proposed_at
 LIMIT 1
@@ -38,10 +38,10 @@ SELECT subpath(e.from_id_path, -1)::text AS from_label,
 FROM lineage.edges e
 WHERE e.tenant_id = @tenant_id AND e.state = 'pending'
   AND e.proposer_principal <> @principal
-  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> e.from_id_path
-  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> e.to_id_path
-  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> e.from_id_path)
-  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> e.to_id_path)
+  AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> e.from_id_path
+  AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> e.to_id_path
+  AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> e.from_id_path)
+  AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> e.to_id_path)
 GROUP BY 1;
 
 -- name: EdgeLease :exec

@@ -103,8 +103,8 @@ FROM retrieval.entries
 WHERE tenant_id = @tenant_id AND kind = 'steering'
   AND (simulation_id IS NULL OR simulation_id = ANY(@fence::text[]))
   AND (workarea_id_path @> CAST(sqlc.arg(scope)::text AS ltree) OR workarea_id_path <@ CAST(sqlc.arg(scope)::text AS ltree))
-  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> workarea_id_path
-  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> workarea_id_path)
+  AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> workarea_id_path
+  AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> workarea_id_path)
 ORDER BY nlevel(workarea_id_path), promoted_at
 LIMIT @max_rows;
 

@@ -37,8 +37,8 @@ WITH q AS MATERIALIZED (
     SELECT r.corpus, r.row_id, r.workarea_id, r.session_id, r.title, r.actor, r.at, ts_rank_cd(r.tsv, q.tsq)::float8 AS rank
     FROM retrieval.search_rows r, q
     WHERE r.tenant_id = @tenant_id AND r.tsv @@ q.tsq
-      AND ((CAST(sqlc.arg(allow)::text[] AS ltree[]) @> r.workarea_id_path
-            AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> r.workarea_id_path)
+      AND (((SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> r.workarea_id_path
+            AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> r.workarea_id_path)
             AND r.workarea_id_path <@ CAST(sqlc.arg(scope)::text AS ltree)) IS TRUE)
       AND ((r.corpus = 'event' AND @events::bool) OR (r.corpus = 'brain' AND r.session_id = ANY(@sessions::text[])))
     LIMIT 5000
@@ -46,8 +46,8 @@ WITH q AS MATERIALIZED (
     SELECT e.kind, e.artifact_id, e.workarea_id, e.claim_key, e.promoted_at, ts_rank_cd(e.tsv, q.tsq)::float8 AS rank
     FROM retrieval.entries e, q
     WHERE e.tenant_id = @tenant_id AND @pages::bool AND e.kind IN ('page', 'document') AND e.tsv @@ q.tsq
-      AND ((CAST(sqlc.arg(allow)::text[] AS ltree[]) @> e.workarea_id_path
-            AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> e.workarea_id_path)
+      AND (((SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> e.workarea_id_path
+            AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> e.workarea_id_path)
             AND e.workarea_id_path <@ CAST(sqlc.arg(scope)::text AS ltree)) IS TRUE)
     LIMIT 5000
 )

@@ -34,8 +34,8 @@ WHERE tenant_id = @tenant_id AND id = @id;
 -- one workarea and of one status, newest first, after a cursor.
 SELECT * FROM sessions.sessions s
 WHERE s.tenant_id = @tenant_id
-  AND CAST(sqlc.arg(allow)::text[] AS ltree[]) @> s.workarea_id_path
-  AND NOT (CAST(sqlc.arg(deny)::text[] AS ltree[]) @> s.workarea_id_path)
+  AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> s.workarea_id_path
+  AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> s.workarea_id_path)
   AND (sqlc.arg(under)::text = '' OR s.workarea_id_path <@ CAST(sqlc.arg(under)::text AS ltree))
   AND (sqlc.arg(status)::text = '' OR s.status = sqlc.arg(status)::text)
   AND (sqlc.arg(after)::text = '' OR s.id < sqlc.arg(after)::text)

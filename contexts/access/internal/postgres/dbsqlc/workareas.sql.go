@@ -271,13 +271,13 @@ func (q *Queries) WorkareasByIDs(ctx context.Context, db DBTX, arg WorkareasByID
 const workareasReadable = `-- name: WorkareasReadable :many
 SELECT w.tenant_id, w.id, w.parent_id, w.name, w.path, w.id_path, w.status, w.crew, w.created_at, w.updated_at FROM access.workareas w
 WHERE w.tenant_id = $1
-  AND CAST($2::text[] AS ltree[]) @> w.id_path
-  AND NOT (CAST($3::text[] AS ltree[]) @> w.id_path)
+  AND (SELECT CAST($2::text[] AS ltree[])) @> w.id_path
+  AND NOT ((SELECT CAST($3::text[] AS ltree[])) @> w.id_path)
   AND ($4::text = '' OR w.id_path > (
         SELECT a.id_path FROM access.workareas a
         WHERE a.tenant_id = $1 AND a.id = $4::text
-          AND CAST($2::text[] AS ltree[]) @> a.id_path
-          AND NOT (CAST($3::text[] AS ltree[]) @> a.id_path)))
+          AND (SELECT CAST($2::text[] AS ltree[])) @> a.id_path
+          AND NOT ((SELECT CAST($3::text[] AS ltree[])) @> a.id_path)))
 ORDER BY w.id_path
 LIMIT $5
 `

@@ -702,8 +702,8 @@ func (q *Queries) ArtifactsMine(ctx context.Context, db DBTX, arg ArtifactsMineP
 const artifactsQueue = `-- name: ArtifactsQueue :many
 SELECT a.tenant_id, a.id, a.workarea_id, a.workarea_id_path, a.claim_key, a.version, a.kind, a.verb, a.state, a.text, a.author_key_id, a.author_principal, a.supersedes, a.simulation_id, a.findings, a.attachments, a.envelope, a.signature, a.required_approvals, a.approvals, a.self_signed, a.submitted_at, a.held_expires_at, a.settled_at, a.promoted_at, a.leased_until, a.page_version, a.base_version, a.judged_by FROM admission.artifacts a
 WHERE a.tenant_id = $1 AND a.state = 'held' AND a.held_expires_at > $2
-  AND CAST($3::text[] AS ltree[]) @> a.workarea_id_path
-  AND NOT (CAST($4::text[] AS ltree[]) @> a.workarea_id_path)
+  AND (SELECT CAST($3::text[] AS ltree[])) @> a.workarea_id_path
+  AND NOT ((SELECT CAST($4::text[] AS ltree[])) @> a.workarea_id_path)
   AND a.id <> ALL($5::text[])
   AND (a.simulation_id IS NULL OR a.simulation_id = ANY($6::text[]))
   AND (a.leased_until IS NULL OR a.leased_until <= $2)
@@ -794,8 +794,8 @@ SELECT a.workarea_id,
        min(a.submitted_at)::timestamptz AS oldest
 FROM admission.artifacts a
 WHERE a.tenant_id = $2 AND a.state = 'held' AND a.held_expires_at > $1
-  AND CAST($3::text[] AS ltree[]) @> a.workarea_id_path
-  AND NOT (CAST($4::text[] AS ltree[]) @> a.workarea_id_path)
+  AND (SELECT CAST($3::text[] AS ltree[])) @> a.workarea_id_path
+  AND NOT ((SELECT CAST($4::text[] AS ltree[])) @> a.workarea_id_path)
   AND a.author_principal <> $5
   AND (a.simulation_id IS NULL OR a.simulation_id = ANY($6::text[]))
   AND NOT ($5::text = ANY(a.judged_by))
@@ -1171,8 +1171,8 @@ FROM (
     FROM admission.artifacts a
     WHERE a.tenant_id = $1 AND a.kind = 'page' AND a.state = 'promoted'
       AND (cardinality($2::text[]) = 0 OR a.workarea_id = ANY($2::text[]))
-      AND CAST($3::text[] AS ltree[]) @> a.workarea_id_path
-      AND NOT (CAST($4::text[] AS ltree[]) @> a.workarea_id_path)
+      AND (SELECT CAST($3::text[] AS ltree[])) @> a.workarea_id_path
+      AND NOT ((SELECT CAST($4::text[] AS ltree[])) @> a.workarea_id_path)
       AND (a.workarea_id, a.claim_key) > ($5::text, $6::text)
       AND starts_with(a.claim_key, $7::text)
     ORDER BY a.workarea_id, a.claim_key, a.version DESC

@@ -149,10 +149,10 @@ SELECT tenant_id, id, kind, label, from_id, to_id, from_id_path, to_id_path, not
 WHERE e.tenant_id = $1 AND e.state = 'pending'
   AND e.proposer_principal <> $2
   AND (e.leased_until IS NULL OR e.leased_until <= $3)
-  AND CAST($4::text[] AS ltree[]) @> e.from_id_path
-  AND CAST($4::text[] AS ltree[]) @> e.to_id_path
-  AND NOT (CAST($5::text[] AS ltree[]) @> e.from_id_path)
-  AND NOT (CAST($5::text[] AS ltree[]) @> e.to_id_path)
+  AND (SELECT CAST($4::text[] AS ltree[])) @> e.from_id_path
+  AND (SELECT CAST($4::text[] AS ltree[])) @> e.to_id_path
+  AND NOT ((SELECT CAST($5::text[] AS ltree[])) @> e.from_id_path)
+  AND NOT ((SELECT CAST($5::text[] AS ltree[])) @> e.to_id_path)
   AND NOT (e.id = ANY($6::text[]))
 ORDER BY e.proposed_at
 LIMIT 1
@@ -222,10 +222,10 @@ SELECT subpath(e.from_id_path, -1)::text AS from_label,
 FROM lineage.edges e
 WHERE e.tenant_id = $2 AND e.state = 'pending'
   AND e.proposer_principal <> $3
-  AND CAST($4::text[] AS ltree[]) @> e.from_id_path
-  AND CAST($4::text[] AS ltree[]) @> e.to_id_path
-  AND NOT (CAST($5::text[] AS ltree[]) @> e.from_id_path)
-  AND NOT (CAST($5::text[] AS ltree[]) @> e.to_id_path)
+  AND (SELECT CAST($4::text[] AS ltree[])) @> e.from_id_path
+  AND (SELECT CAST($4::text[] AS ltree[])) @> e.to_id_path
+  AND NOT ((SELECT CAST($5::text[] AS ltree[])) @> e.from_id_path)
+  AND NOT ((SELECT CAST($5::text[] AS ltree[])) @> e.to_id_path)
 GROUP BY 1
 `
 

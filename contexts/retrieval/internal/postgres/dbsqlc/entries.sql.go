@@ -603,8 +603,8 @@ FROM retrieval.entries
 WHERE tenant_id = $1 AND kind = 'steering'
   AND (simulation_id IS NULL OR simulation_id = ANY($2::text[]))
   AND (workarea_id_path @> CAST($3::text AS ltree) OR workarea_id_path <@ CAST($3::text AS ltree))
-  AND CAST($4::text[] AS ltree[]) @> workarea_id_path
-  AND NOT (CAST($5::text[] AS ltree[]) @> workarea_id_path)
+  AND (SELECT CAST($4::text[] AS ltree[])) @> workarea_id_path
+  AND NOT ((SELECT CAST($5::text[] AS ltree[])) @> workarea_id_path)
 ORDER BY nlevel(workarea_id_path), promoted_at
 LIMIT $6
 `

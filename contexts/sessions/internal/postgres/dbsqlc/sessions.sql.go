@@ -275,8 +275,8 @@ func (q *Queries) SessionsLatestOfOwner(ctx context.Context, db DBTX, arg Sessio
 const sessionsList = `-- name: SessionsList :many
 SELECT tenant_id, id, workarea_id, workarea_id_path, name, owner_principal_id, owner_principal, owner_key_id, status, handoff_note, adopted_from, forked_from, started_at, updated_at, ended_at, ended_by_key_id FROM sessions.sessions s
 WHERE s.tenant_id = $1
-  AND CAST($2::text[] AS ltree[]) @> s.workarea_id_path
-  AND NOT (CAST($3::text[] AS ltree[]) @> s.workarea_id_path)
+  AND (SELECT CAST($2::text[] AS ltree[])) @> s.workarea_id_path
+  AND NOT ((SELECT CAST($3::text[] AS ltree[])) @> s.workarea_id_path)
   AND ($4::text = '' OR s.workarea_id_path <@ CAST($4::text AS ltree))
   AND ($5::text = '' OR s.status = $5::text)
   AND ($6::text = '' OR s.id < $6::text)
