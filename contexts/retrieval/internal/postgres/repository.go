@@ -232,7 +232,7 @@ var oneShot = pgx.QueryExecModeCacheDescribe
 // 1.2 and a lead occurrence counts four; this costs a tenth of unnesting
 // every candidate's tsvector (docs/BENCHMARKS.md). A candidate holds
 // few of the query's lexemes, so each term first asks whether the entry
-// holds its lexeme at all (tsv @@ t, about a third of ts_rank_cd's cost)
+// holds its lexeme at all (tsv @@ t, under half of ts_rank_cd's cost)
 // and ranks only when it does: the same scores for less work per row.
 // The SQL is built here because the sum has one term per lexeme; every
 // value is a parameter.
@@ -244,9 +244,10 @@ func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullT
 			score.WriteString(" + ")
 		}
 		// idf · tf / (tf + k) written as idf / (1 + k / tf), so that each
-		// ts_rank_cd, the costly part, runs once per row (the planner
-		// inlines a LATERAL subquery, so a column used twice is computed
-		// twice); a lexeme the entry lacks (tf 0) adds 0.
+		// ts_rank_cd, the costly part, runs at most once per row (the
+		// planner inlines a LATERAL subquery, so a column used twice is
+		// computed twice), and only for a lexeme the entry holds; one it
+		// lacks (tf 0) adds 0.
 		fmt.Fprintf(&score, "CASE WHEN tsv @@ $%[2]d::tsquery THEN coalesce($%[1]d::float8 / (1 + norm.k / nullif(ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', tsv, $%[2]d::tsquery, 0), 0)), 0) ELSE 0 END", len(args)+1, len(args)+2)
 		args = append(args, q.IDF[i], domain.TSQuery([]string{lexeme}))
 	}
