@@ -140,7 +140,7 @@ WHERE a.tenant_id = free.tenant_id AND a.id = free.id;
 -- The newest promoted claims under a workarea (the graph's default roots)
 -- that the caller's fence admits (D10).
 SELECT * FROM admission.artifacts
-WHERE tenant_id = $1 AND state = 'promoted' AND workarea_id_path <@ CAST(sqlc.arg(id_path)::text AS ltree)
+WHERE tenant_id = $1 AND state = 'promoted' AND workarea_id_path <@ (SELECT CAST(sqlc.arg(id_path)::text AS ltree))
   AND (simulation_id IS NULL OR simulation_id = ANY(@fence::text[]))
 ORDER BY promoted_at DESC, id DESC
 LIMIT @max_rows;

@@ -1,7 +1,7 @@
 -- name: PolicyAt :one
 -- The policy of the nearest workarea on the path from the root that sets one.
 SELECT required_approvals, held_ttl_seconds, scan_policy FROM admission.policies
-WHERE tenant_id = $1 AND workarea_id_path @> CAST(sqlc.arg(id_path)::text AS ltree)
+WHERE tenant_id = $1 AND workarea_id_path @> (SELECT CAST(sqlc.arg(id_path)::text AS ltree))
 ORDER BY nlevel(workarea_id_path) DESC
 LIMIT 1;
 

@@ -87,9 +87,8 @@ LEFT JOIN retrieval.term_df d ON d.tenant_id = @tenant_id AND d.term = t.term;
 
 -- name: SubtreeCount :one
 -- Rows a recall's filter can reach, from maintained per-workarea counts.
--- Each cast is a subquery, computed once per execution: in the prepared
--- statement's generic plan a bare cast of a parameter runs on every row,
--- and over a tenant's thousand workareas that was half the statement.
+-- Casts as subqueries, computed once (sqlc.yaml): over a tenant's thousand
+-- workareas the per-row casts of a generic plan were half the statement.
 SELECT coalesce(sum(n), 0)::bigint FROM retrieval.workarea_counts
 WHERE tenant_id = @tenant_id AND id_path <@ (SELECT CAST(sqlc.arg(scope)::text AS ltree))
   AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> id_path
@@ -102,7 +101,7 @@ SELECT artifact_id, workarea_id, kind, claim_key, version, text, promoted_at, at
 FROM retrieval.entries
 WHERE tenant_id = @tenant_id AND kind = 'steering'
   AND (simulation_id IS NULL OR simulation_id = ANY(@fence::text[]))
-  AND (workarea_id_path @> CAST(sqlc.arg(scope)::text AS ltree) OR workarea_id_path <@ CAST(sqlc.arg(scope)::text AS ltree))
+  AND (workarea_id_path @> (SELECT CAST(sqlc.arg(scope)::text AS ltree)) OR workarea_id_path <@ (SELECT CAST(sqlc.arg(scope)::text AS ltree)))
   AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> workarea_id_path
   AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> workarea_id_path)
 ORDER BY nlevel(workarea_id_path), promoted_at

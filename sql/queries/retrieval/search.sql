@@ -39,7 +39,7 @@ WITH q AS MATERIALIZED (
     WHERE r.tenant_id = @tenant_id AND r.tsv @@ q.tsq
       AND (((SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> r.workarea_id_path
             AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> r.workarea_id_path)
-            AND r.workarea_id_path <@ CAST(sqlc.arg(scope)::text AS ltree)) IS TRUE)
+            AND r.workarea_id_path <@ (SELECT CAST(sqlc.arg(scope)::text AS ltree))) IS TRUE)
       AND ((r.corpus = 'event' AND @events::bool) OR (r.corpus = 'brain' AND r.session_id = ANY(@sessions::text[])))
     LIMIT 5000
 ), pages AS MATERIALIZED (
@@ -48,7 +48,7 @@ WITH q AS MATERIALIZED (
     WHERE e.tenant_id = @tenant_id AND @pages::bool AND e.kind IN ('page', 'document') AND e.tsv @@ q.tsq
       AND (((SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> e.workarea_id_path
             AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> e.workarea_id_path)
-            AND e.workarea_id_path <@ CAST(sqlc.arg(scope)::text AS ltree)) IS TRUE)
+            AND e.workarea_id_path <@ (SELECT CAST(sqlc.arg(scope)::text AS ltree))) IS TRUE)
     LIMIT 5000
 )
 SELECT h.corpus, h.row_id, h.workarea_id, h.session_id, h.title, h.actor, h.at, h.rank

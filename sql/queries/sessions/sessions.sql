@@ -36,7 +36,7 @@ SELECT * FROM sessions.sessions s
 WHERE s.tenant_id = @tenant_id
   AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> s.workarea_id_path
   AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> s.workarea_id_path)
-  AND (sqlc.arg(under)::text = '' OR s.workarea_id_path <@ CAST(sqlc.arg(under)::text AS ltree))
+  AND (sqlc.arg(under)::text = '' OR s.workarea_id_path <@ (SELECT CAST(sqlc.arg(under)::text AS ltree)))
   AND (sqlc.arg(status)::text = '' OR s.status = sqlc.arg(status)::text)
   AND (sqlc.arg(after)::text = '' OR s.id < sqlc.arg(after)::text)
 ORDER BY s.id DESC

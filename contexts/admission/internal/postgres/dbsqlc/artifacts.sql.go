@@ -855,7 +855,7 @@ func (q *Queries) ArtifactsQueueCounts(ctx context.Context, db DBTX, arg Artifac
 
 const artifactsRecentPromoted = `-- name: ArtifactsRecentPromoted :many
 SELECT tenant_id, id, workarea_id, workarea_id_path, claim_key, version, kind, verb, state, text, author_key_id, author_principal, supersedes, simulation_id, findings, attachments, envelope, signature, required_approvals, approvals, self_signed, submitted_at, held_expires_at, settled_at, promoted_at, leased_until, page_version, base_version, judged_by FROM admission.artifacts
-WHERE tenant_id = $1 AND state = 'promoted' AND workarea_id_path <@ CAST($2::text AS ltree)
+WHERE tenant_id = $1 AND state = 'promoted' AND workarea_id_path <@ (SELECT CAST($2::text AS ltree))
   AND (simulation_id IS NULL OR simulation_id = ANY($3::text[]))
 ORDER BY promoted_at DESC, id DESC
 LIMIT $4

@@ -57,7 +57,7 @@ func (q *Queries) PoliciesAt(ctx context.Context, db DBTX, arg PoliciesAtParams)
 
 const policyAt = `-- name: PolicyAt :one
 SELECT required_approvals, held_ttl_seconds, scan_policy FROM admission.policies
-WHERE tenant_id = $1 AND workarea_id_path @> CAST($2::text AS ltree)
+WHERE tenant_id = $1 AND workarea_id_path @> (SELECT CAST($2::text AS ltree))
 ORDER BY nlevel(workarea_id_path) DESC
 LIMIT 1
 `

@@ -602,7 +602,7 @@ SELECT artifact_id, workarea_id, kind, claim_key, version, text, promoted_at, at
 FROM retrieval.entries
 WHERE tenant_id = $1 AND kind = 'steering'
   AND (simulation_id IS NULL OR simulation_id = ANY($2::text[]))
-  AND (workarea_id_path @> CAST($3::text AS ltree) OR workarea_id_path <@ CAST($3::text AS ltree))
+  AND (workarea_id_path @> (SELECT CAST($3::text AS ltree)) OR workarea_id_path <@ (SELECT CAST($3::text AS ltree)))
   AND (SELECT CAST($4::text[] AS ltree[])) @> workarea_id_path
   AND NOT ((SELECT CAST($5::text[] AS ltree[])) @> workarea_id_path)
 ORDER BY nlevel(workarea_id_path), promoted_at
@@ -684,9 +684,8 @@ type SubtreeCountParams struct {
 }
 
 // Rows a recall's filter can reach, from maintained per-workarea counts.
-// Each cast is a subquery, computed once per execution: in the prepared
-// statement's generic plan a bare cast of a parameter runs on every row,
-// and over a tenant's thousand workareas that was half the statement.
+// Casts as subqueries, computed once (sqlc.yaml): over a tenant's thousand
+// workareas the per-row casts of a generic plan were half the statement.
 func (q *Queries) SubtreeCount(ctx context.Context, db DBTX, arg SubtreeCountParams) (int64, error) {
 	row := db.QueryRow(ctx, subtreeCount,
 		arg.TenantID,

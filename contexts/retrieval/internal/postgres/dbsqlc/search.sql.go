@@ -19,7 +19,7 @@ WITH q AS MATERIALIZED (
     WHERE r.tenant_id = $2 AND r.tsv @@ q.tsq
       AND (((SELECT CAST($4::text[] AS ltree[])) @> r.workarea_id_path
             AND NOT ((SELECT CAST($5::text[] AS ltree[])) @> r.workarea_id_path)
-            AND r.workarea_id_path <@ CAST($6::text AS ltree)) IS TRUE)
+            AND r.workarea_id_path <@ (SELECT CAST($6::text AS ltree))) IS TRUE)
       AND ((r.corpus = 'event' AND $7::bool) OR (r.corpus = 'brain' AND r.session_id = ANY($8::text[])))
     LIMIT 5000
 ), pages AS MATERIALIZED (
@@ -28,7 +28,7 @@ WITH q AS MATERIALIZED (
     WHERE e.tenant_id = $2 AND $9::bool AND e.kind IN ('page', 'document') AND e.tsv @@ q.tsq
       AND (((SELECT CAST($4::text[] AS ltree[])) @> e.workarea_id_path
             AND NOT ((SELECT CAST($5::text[] AS ltree[])) @> e.workarea_id_path)
-            AND e.workarea_id_path <@ CAST($6::text AS ltree)) IS TRUE)
+            AND e.workarea_id_path <@ (SELECT CAST($6::text AS ltree))) IS TRUE)
     LIMIT 5000
 )
 SELECT h.corpus, h.row_id, h.workarea_id, h.session_id, h.title, h.actor, h.at, h.rank

@@ -277,7 +277,7 @@ SELECT tenant_id, id, workarea_id, workarea_id_path, name, owner_principal_id, o
 WHERE s.tenant_id = $1
   AND (SELECT CAST($2::text[] AS ltree[])) @> s.workarea_id_path
   AND NOT ((SELECT CAST($3::text[] AS ltree[])) @> s.workarea_id_path)
-  AND ($4::text = '' OR s.workarea_id_path <@ CAST($4::text AS ltree))
+  AND ($4::text = '' OR s.workarea_id_path <@ (SELECT CAST($4::text AS ltree)))
   AND ($5::text = '' OR s.status = $5::text)
   AND ($6::text = '' OR s.id < $6::text)
 ORDER BY s.id DESC
