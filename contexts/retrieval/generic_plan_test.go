@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/omlhub/oml/contexts/retrieval/internal/app"
+	"github.com/omlhub/oml/contexts/retrieval/internal/domain"
+	"github.com/omlhub/oml/contexts/retrieval/internal/embed"
 	"github.com/omlhub/oml/contexts/retrieval/internal/postgres"
 	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/platform/pgtest"
@@ -79,6 +81,96 @@ func TestReachableUnderEitherPlan(t *testing.T) {
 					t.Errorf("%s, round %d, %+v: reachable %d, want %d", mode, round, c.f, got, c.want)
 				}
 			}
+		}
+	}
+}
+
+// TestLegsRunGenericAndLeaveThePlanModeAsFound pins how the legs whose
+// SQL fixes their plan run: the full-text leg lexemes first, the exact
+// scan of the scope index and the overfetch are planned once and run
+// under their generic plans on a connection (pg_prepared_statements
+// counts them), and each leaves plan_cache_mode in the snapshot as it
+// found it — the session's own value, whatever it is — so that the
+// unnamed statements after it (scope first, a filtered search) are still
+// planned for their values.
+func TestLegsRunGenericAndLeaveThePlanModeAsFound(t *testing.T) {
+	ctx := context.Background()
+	base := pgtest.NewURL(t)
+	emb := embed.NewBuiltin(embed.DefaultDim)
+	vec, err := emb.Embed(ctx, embed.Query, []string{"boundary layer"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := app.Filter{Scope: "r", Allow: []string{"r"}, Deny: []string{"r.x"}}
+	ft := domain.FullTextQuery{TSQuery: "'boundari' | 'layer'", Lexemes: []string{"boundari", "layer"}, IDF: []float64{1, 1}, AvgLen: 10}
+	for _, mode := range []string{"auto", "force_custom_plan"} {
+		u, err := url.Parse(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		q.Set("plan_cache_mode", mode)
+		u.RawQuery = q.Encode()
+		db, err := pg.Open(ctx, u.String(), pg.Options{MaxConns: 1, ApplicationName: "oml-test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(db.Close)
+		repo := postgres.New(db)
+		legs := []struct {
+			name string
+			run  func(ctx context.Context) error
+		}{
+			{"full text, lexemes first", func(ctx context.Context) error {
+				_, err := repo.FullText(ctx, "ten_a", ft, f, 32)
+				return err
+			}},
+			{"full text, scope first", func(ctx context.Context) error {
+				sf := ft
+				sf.ScopeFirst = true
+				_, err := repo.FullText(ctx, "ten_a", sf, f, 32)
+				return err
+			}},
+			{"exact", func(ctx context.Context) error {
+				_, err := repo.Vector(ctx, "ten_a", emb.Model(), emb.Dim(), vec[0], f, 32, domain.Search{Method: domain.Exact})
+				return err
+			}},
+			{"overfetch", func(ctx context.Context) error {
+				_, err := repo.Vector(ctx, "ten_a", emb.Model(), emb.Dim(), vec[0], f, 32, domain.Search{Method: domain.Overfetch, Candidates: 100})
+				return err
+			}},
+			{"filtered", func(ctx context.Context) error {
+				_, err := repo.Vector(ctx, "ten_a", emb.Model(), emb.Dim(), vec[0], f, 32, domain.Search{Method: domain.Filtered})
+				return err
+			}},
+		}
+		for _, leg := range legs {
+			for range 2 {
+				err := db.InSnapshot(ctx, func(ctx context.Context) error {
+					if err := leg.run(ctx); err != nil {
+						return err
+					}
+					var got string
+					if err := db.Conn(ctx).QueryRow(ctx, "SHOW plan_cache_mode").Scan(&got); err != nil {
+						return err
+					}
+					if got != mode {
+						t.Errorf("session %s: after the %s leg, plan_cache_mode %s", mode, leg.name, got)
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatalf("session %s, %s leg: %v", mode, leg.name, err)
+				}
+			}
+		}
+		var generic int
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_prepared_statements
+WHERE generic_plans >= 2 AND custom_plans = 0 AND statement LIKE 'SELECT artifact_id,%'`).Scan(&generic); err != nil {
+			t.Fatal(err)
+		}
+		if generic != 3 {
+			t.Errorf("session %s: %d legs ran twice under a generic plan, want 3 (full text lexemes first, exact, overfetch)", mode, generic)
 		}
 	}
 }

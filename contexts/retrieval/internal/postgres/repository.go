@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -219,6 +220,77 @@ func (r *Repository) Steering(ctx context.Context, tenant string, f app.Filter, 
 // connection costs one describe round trip.
 var oneShot = pgx.QueryExecModeCacheDescribe
 
+// A leg whose SQL fixes its plan's shape (the full-text leg lexemes
+// first, an exact scan of the scope index, an overfetch) runs under a
+// generic plan instead: prepared once per connection and planned once,
+// where the unnamed statement is parsed and planned on every recall
+// (0.3–0.7 ms of planning a leg, docs/BENCHMARKS.md). Its SQL takes its
+// casts of the scope, allow and deny lists in scalar subqueries, computed
+// once per execution (sqlc.yaml), as a generic plan would otherwise apply
+// them to every row.
+//
+// ranked sends such a leg in one batch, one round trip: its settings with
+// plan_cache_mode forced to generic (set_config(…, true), which lasts to
+// the end of the transaction: Postgres's own choice would keep planning
+// afresh, as it prices a generic LIMIT $n at a tenth of the rows), the
+// query, and plan_cache_mode set back to its default, so that what
+// follows in the snapshot — an unnamed statement among it — is planned as
+// before. Without a prelude the query runs as the unnamed statement.
+// Rows are (artifact id, score or distance).
+func (r *Repository) ranked(ctx context.Context, prelude string, preludeArgs []any, sql string, args []any) ([]hit, error) {
+	if prelude == "" {
+		rows, err := r.db.Conn(ctx).Query(ctx, sql, append([]any{oneShot}, args...)...)
+		if err != nil {
+			return nil, err
+		}
+		return scanHits(rows)
+	}
+	b := &pgx.Batch{}
+	b.Queue(prelude, preludeArgs...)
+	b.Queue(sql, args...)
+	b.Queue(`SET LOCAL plan_cache_mode TO DEFAULT`)
+	br := r.db.Conn(ctx).SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	hits, err := scanHits(rows)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	return hits, br.Close()
+}
+
+// forceGeneric is the prelude of a generic-plan leg with no settings.
+const forceGeneric = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
+
+// hit is a ranked row: an entry and its score (full text) or distance
+// (vector).
+type hit struct {
+	id string
+	v  float64
+}
+
+func scanHits(rows pgx.Rows) ([]hit, error) {
+	defer rows.Close()
+	var hits []hit
+	for rows.Next() {
+		var h hit
+		if err := rows.Scan(&h.id, &h.v); err != nil {
+			return nil, err
+		}
+		hits = append(hits, h)
+	}
+	return hits, rows.Err()
+}
+
 // FullText runs the full-text leg: entries holding any of the query's
 // candidate lexemes, inside the filter, ranked by BM25
 //
@@ -255,35 +327,38 @@ func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullT
 	// first, IS TRUE hides the same test from the planner so that it
 	// filters the GIN index's rows instead of intersecting them with a
 	// scan of the whole subtree (the allow list alone keeps the scope).
+	// That SQL needs the planner to see the scope's value, so it runs as
+	// the unnamed statement; lexemes first, the GIN index is the only way
+	// in, and the leg runs under a generic plan (ranked).
 	inScope := "workarea_id_path <@ $3::text::ltree"
+	allowDeny := `
+  AND $4::text[]::ltree[] @> workarea_id_path
+  AND NOT ($5::text[]::ltree[] @> workarea_id_path)`
+	prelude := ""
 	if !q.ScopeFirst {
-		inScope = "(" + inScope + ") IS TRUE"
+		inScope = "(workarea_id_path <@ (SELECT $3::text::ltree)) IS TRUE"
+		allowDeny = `
+  AND (SELECT $4::text[]::ltree[]) @> workarea_id_path
+  AND NOT ((SELECT $5::text[]::ltree[]) @> workarea_id_path)`
+		prelude = forceGeneric
 	}
 	sql := `SELECT artifact_id, ` + score.String() + ` AS score
 FROM retrieval.entries,
 LATERAL (SELECT 0.12 * (0.25 + 0.75 * length(tsv) / greatest($7::float8, 1)) AS k) AS norm
 WHERE tenant_id = $1 AND kind <> 'steering' AND (simulation_id IS NULL OR simulation_id = ANY($8::text[]))
   AND tsv @@ $2::tsquery
-  AND ` + inScope + `
-  AND $4::text[]::ltree[] @> workarea_id_path
-  AND NOT ($5::text[]::ltree[] @> workarea_id_path)
+  AND ` + inScope + allowDeny + `
 ORDER BY score DESC, artifact_id
 LIMIT $6`
-	rows, err := r.db.Conn(ctx).Query(ctx, sql, append([]any{oneShot}, args...)...)
+	hits, err := r.ranked(ctx, prelude, nil, sql, args)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		var score float64
-		if err := rows.Scan(&id, &score); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.id
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Vector runs the vector leg as the plan says. Its SQL is built here
@@ -306,7 +381,13 @@ func (r *Repository) Vector(ctx context.Context, tenant, model string, dim int, 
   AND workarea_id_path <@ $3::text::ltree
   AND $4::text[]::ltree[] @> workarea_id_path
   AND NOT ($5::text[]::ltree[] @> workarea_id_path)`
-	var settings, sql string
+	// The filter with its casts computed once, for a prepared statement.
+	const filterOnce = fenced + `
+  AND workarea_id_path <@ (SELECT $3::text::ltree)
+  AND (SELECT $4::text[]::ltree[]) @> workarea_id_path
+  AND NOT ((SELECT $5::text[]::ltree[]) @> workarea_id_path)`
+	var settings, prelude, sql string
+	var preludeArgs []any
 	switch s.Method {
 	case domain.Exact:
 		scoped, err := r.scopeIndexed(ctx, model, dim)
@@ -321,20 +402,27 @@ func (r *Repository) Vector(ctx context.Context, tenant, model string, dim int, 
 			// of the scope index, workarea by workarea, instead of a heap
 			// page a row, or the table when the planner misjudges a scope.
 			// A workarea without a count row is left out (fail closed).
+			// The shape is fixed (no path test left for the planner to
+			// weigh), so the leg runs under a generic plan (ranked).
 			where = fenced + `
   AND workarea_id = ANY (ARRAY (SELECT c.workarea_id FROM retrieval.workarea_counts c
-      WHERE c.tenant_id = $1 AND c.n > 0 AND c.id_path <@ $3::text::ltree
-        AND $4::text[]::ltree[] @> c.id_path AND NOT ($5::text[]::ltree[] @> c.id_path)))`
+      WHERE c.tenant_id = $1 AND c.n > 0 AND c.id_path <@ (SELECT $3::text::ltree)
+        AND (SELECT $4::text[]::ltree[]) @> c.id_path AND NOT ((SELECT $5::text[]::ltree[]) @> c.id_path)))`
+			prelude = forceGeneric
 		}
 		sql = `SELECT artifact_id, ` + expr + ` AS distance FROM retrieval.entries
 WHERE ` + modelIs + ` AND ` + where + `
 ORDER BY ` + expr + ` + 0 LIMIT $6`
 	case domain.Overfetch:
-		settings = fmt.Sprintf("SET LOCAL hnsw.iterative_scan = off; SET LOCAL hnsw.ef_search = %d", s.Candidates)
+		// The index walk is the only plan for the inner ORDER BY … LIMIT
+		// (the partial index's predicate is inlined): a generic plan, with
+		// the walk's settings in the same round trip.
+		prelude = forceGeneric + `, set_config('hnsw.iterative_scan', 'off', true), set_config('hnsw.ef_search', $1, true)`
+		preludeArgs = []any{strconv.Itoa(s.Candidates)}
 		sql = fmt.Sprintf(`SELECT artifact_id, distance FROM (
     SELECT artifact_id, tenant_id, kind, simulation_id, workarea_id_path, %[1]s AS distance
     FROM retrieval.entries WHERE %[2]s ORDER BY %[1]s LIMIT $8) AS nearest
-WHERE `, expr, modelIs) + filter + `
+WHERE `, expr, modelIs) + filterOnce + `
 ORDER BY distance LIMIT $6`
 	case domain.Filtered:
 		settings = "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 200"
@@ -349,36 +437,20 @@ ORDER BY ` + expr + ` LIMIT $6`
 			return nil, err
 		}
 	}
-	args := []any{oneShot, tenant, pgvector.NewHalfVector(vec), f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), limit, f.Fence.IDs()}
+	args := []any{tenant, pgvector.NewHalfVector(vec), f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), limit, f.Fence.IDs()}
 	if s.Method == domain.Overfetch {
 		args = append(args, s.Candidates)
 	}
-	rows, err := r.db.Conn(ctx).Query(ctx, sql, args...)
+	hits, err := r.ranked(ctx, prelude, preludeArgs, sql, args)
 	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	type hit struct {
-		id string
-		d  float64
-	}
-	var hits []hit
-	for rows.Next() {
-		var h hit
-		if err := rows.Scan(&h.id, &h.d); err != nil {
-			return nil, err
-		}
-		hits = append(hits, h)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	// Iterative scans in relaxed order may return near-ties out of order.
 	slices.SortStableFunc(hits, func(a, b hit) int {
 		switch {
-		case a.d < b.d:
+		case a.v < b.v:
 			return -1
-		case a.d > b.d:
+		case a.v > b.v:
 			return 1
 		}
 		return 0
