@@ -36,6 +36,13 @@ func (c *counter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQ
 }
 func (c *counter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+// A batch's statements count one each.
+func (c *counter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+func (c *counter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) { c.n.Add(1) }
+func (c *counter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
 // stmtEnv is an oml-server assembled in process on its own database,
 // with a tracer on its pool, a workarea universe.crew with four teams
 // under it, and keys that write and review there.
@@ -168,17 +175,39 @@ type timerStart struct {
 }
 
 func (c *timer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	name := strings.Fields(d.SQL)
+	return context.WithValue(ctx, timerStart{}, timerStart{time.Now(), statementName(d.SQL)})
+}
+
+// statementName is a statement's sqlc name, or its first two words.
+func statementName(sql string) string {
+	name := strings.Fields(sql)
 	switch {
 	case len(name) >= 3 && name[0] == "--" && name[1] == "name:":
 		name = name[2:3]
 	case len(name) > 2:
 		name = name[:2]
 	}
-	return context.WithValue(ctx, timerStart{}, timerStart{time.Now(), strings.Join(name, " ")})
+	return strings.Join(name, " ")
 }
 
 func (c *timer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	c.end(ctx)
+}
+
+// A batch is one round trip, named after the statements it sends.
+func (c *timer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	var names []string
+	for _, q := range d.Batch.QueuedQueries {
+		names = append(names, statementName(q.SQL))
+	}
+	return context.WithValue(ctx, timerStart{}, timerStart{time.Now(), "batch: " + strings.Join(names, " + ")})
+}
+func (c *timer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (c *timer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
+	c.end(ctx)
+}
+
+func (c *timer) end(ctx context.Context) {
 	s, ok := ctx.Value(timerStart{}).(timerStart)
 	if !ok {
 		return
