@@ -50,6 +50,13 @@ echo
 go test -v -run '^$' -bench RememberStatements -benchtime "${N_REMEMBER:-2000}x" ./cmd/oml-server | tee var/bench/remember_statements.txt | sed -n 's/^ *\(a write\||\)/\1/p'
 
 echo
+echo "## recall, round trip by round trip"
+echo
+echo "\`go test -v -run '^\$' -bench RecallStatements -benchtime ${N_RECALL:-1000}x ./cmd/oml-server\`"
+echo
+go test -v -run '^$' -bench RecallStatements -benchtime "${N_RECALL:-1000}x" ./cmd/oml-server | tee var/bench/recall_statements.txt | sed -n 's/^ *\(a recall\||\)/\1/p'
+
+echo
 echo "## Quotas: what the check costs a write"
 echo
 echo "\`go test -run '^\$' -bench QuotaCheck -benchtime ${N_ADMISSION:-2000}x -count $COUNT ./cmd/oml-server\` and \`go test -run '^\$' -bench Limiter -benchtime 200000x -count $COUNT ./contexts/access/internal/app\`"

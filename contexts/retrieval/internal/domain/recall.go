@@ -176,15 +176,18 @@ const ExactThreshold = 4000
 // less reliably as the index grows, and a scope keeps only its share of
 // the candidates, so the list widens with both: BaseCandidates at
 // BaseRows entries over the whole index, times (rows ÷ BaseRows)^¾,
-// divided by √share. Measured on the synthetic corpus with feedback
+// divided by √share, is what a scope needs; the walk is that times a
+// further (rows ÷ BaseRows)^¼, so linear in the index's rows past
+// BaseRows. Measured on the synthetic corpus with feedback
 // (docs/BENCHMARKS.md): at 100k entries 64 candidates give recall@10 0.98
 // over the whole tree and 200 give 0.99 in a 10 % scope (320: 0.997, at
 // half as much again of the leg's time); at 1M, 317 gave only 0.94 over
-// the whole tree, hence the steeper growth. The list is at least
-// depth ÷ (2 · share) wide, so about half of depth — at least k, as
-// depth ≥ 2k — is expected to pass the filter (a shortfall below k falls
-// back to a filtered search), and at most MaxCandidates (pgvector's
-// ceiling on ef_search); wider needs become a filtered search.
+// the whole tree and 361 0.94–0.95, 640 0.967. The need is at least
+// depth ÷ (2 · share), so about half of depth — at least k, as depth ≥
+// 2k — is expected to pass the filter (a shortfall below k falls back to
+// a filtered search); the walk is at most MaxCandidates (pgvector's
+// ceiling on ef_search), and a need well over it becomes a filtered
+// search.
 const (
 	BaseCandidates = 64
 	BaseRows       = 100_000
@@ -211,7 +214,8 @@ func Plan(reachable, indexRows int64, depth int) Search {
 	// 0.914 against 0.960 for 1,000 candidates), and the index's row
 	// count is an estimate anyway.
 	if want = math.Ceil(want - 1e-9); want <= MaxCandidates*1.25 {
-		return Search{Method: Overfetch, Candidates: min(int(want), MaxCandidates)}
+		walk := math.Ceil(want*math.Pow(max(float64(indexRows)/BaseRows, 1), 0.25) - 1e-9)
+		return Search{Method: Overfetch, Candidates: min(int(walk), MaxCandidates)}
 	}
 	return Search{Method: Filtered}
 }

@@ -137,14 +137,15 @@ func TestPlanFromCounts(t *testing.T) {
 		{50_000, 100_000, over(91)},                   // 64 ÷ √0.5
 		{10_000, 100_000, over(203)},                  // 10 %: 64 ÷ √0.1 beats 32 ÷ (2 · 0.1)
 		{5_000, 100_000, over(320)},                   // 5 %: 32 ÷ (2 · 0.05)
-		{1_000_000, 1_000_000, over(360)},             // 64 · 10^¾
-		{300_000, 1_000_000, over(658)},               // 64 · 10^¾ ÷ √0.3
-		{130_000, 1_000_000, over(999)},               // 64 · 10^¾ ÷ √0.13
-		{100_000, 1_000_000, over(1000)},              // 1,138: within a quarter of the ceiling
-		{83_000, 1_000_000, over(1000)},               // 1,249
-		{82_000, 1_000_000, Search{Method: Filtered}}, // 1,257
+		{1_000_000, 1_000_000, over(641)},             // 64 · 10^¾ = 360 needed, walked · 10^¼
+		{300_000, 1_000_000, over(1000)},              // 64 · 10^¾ ÷ √0.3 = 658 · 10^¼ = 1,171: the ceiling
+		{130_000, 1_000_000, over(1000)},              // 64 · 10^¾ ÷ √0.13 = 999
+		{100_000, 1_000_000, over(1000)},              // 1,138 needed: within a quarter of the ceiling
+		{83_000, 1_000_000, over(1000)},               // 1,249 needed
+		{82_000, 1_000_000, Search{Method: Filtered}}, // 1,257 needed
 		{50_000, 1_000_000, Search{Method: Filtered}},
-		{1_000_000, 10, over(360)}, // a stale index count: the reach is the floor
+		{400_000, 400_000, over(258)}, // 64 · 4^¾ = 182 needed, · 4^¼
+		{1_000_000, 10, over(641)},    // a stale index count: the reach is the floor
 		{0, 0, Search{Method: Exact}},
 	} {
 		if got := Plan(c.reach, c.index, 32); got != c.want {
