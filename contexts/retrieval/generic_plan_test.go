@@ -86,13 +86,13 @@ func TestReachableUnderEitherPlan(t *testing.T) {
 }
 
 // TestLegsRunGenericAndLeaveThePlanModeAsFound pins how the legs whose
-// SQL fixes their plan run: the full-text leg lexemes first, the exact
-// scan of the scope index and the overfetch are planned once and run
-// under their generic plans on a connection (pg_prepared_statements
-// counts them), and each leaves plan_cache_mode in the snapshot as it
-// found it — the session's own value, whatever it is — so that the
-// unnamed statements after it (scope first, a filtered search) are still
-// planned for their values.
+// SQL fixes their plan run: the full-text leg lexemes first for a tenant
+// holding most entries (Generic), the exact scan of the scope index and
+// the overfetch are planned once and run under their generic plans on a
+// connection (pg_prepared_statements counts them), and every leg leaves
+// plan_cache_mode in the snapshot as it found it — the session's value,
+// or one the transaction set — so that the unnamed statements after it
+// (scope first, a filtered search) are still planned for their values.
 func TestLegsRunGenericAndLeaveThePlanModeAsFound(t *testing.T) {
 	ctx := context.Background()
 	base := pgtest.NewURL(t)
@@ -102,7 +102,7 @@ func TestLegsRunGenericAndLeaveThePlanModeAsFound(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := app.Filter{Scope: "r", Allow: []string{"r"}, Deny: []string{"r.x"}}
-	ft := domain.FullTextQuery{TSQuery: "'boundari' | 'layer'", Lexemes: []string{"boundari", "layer"}, IDF: []float64{1, 1}, AvgLen: 10}
+	ft := domain.FullTextQuery{TSQuery: "'boundari' | 'layer'", Lexemes: []string{"boundari", "layer"}, IDF: []float64{1, 1}, AvgLen: 10, Generic: true}
 	for _, mode := range []string{"auto", "force_custom_plan"} {
 		u, err := url.Parse(base)
 		if err != nil {
@@ -125,9 +125,15 @@ func TestLegsRunGenericAndLeaveThePlanModeAsFound(t *testing.T) {
 				_, err := repo.FullText(ctx, "ten_a", ft, f, 32)
 				return err
 			}},
+			{"full text, lexemes first, planned for its values", func(ctx context.Context) error {
+				lf := ft
+				lf.Generic = false
+				_, err := repo.FullText(ctx, "ten_a", lf, f, 32)
+				return err
+			}},
 			{"full text, scope first", func(ctx context.Context) error {
 				sf := ft
-				sf.ScopeFirst = true
+				sf.ScopeFirst, sf.Generic = true, false
 				_, err := repo.FullText(ctx, "ten_a", sf, f, 32)
 				return err
 			}},
@@ -145,8 +151,16 @@ func TestLegsRunGenericAndLeaveThePlanModeAsFound(t *testing.T) {
 			}},
 		}
 		for _, leg := range legs {
-			for range 2 {
+			for round := range 3 {
 				err := db.InSnapshot(ctx, func(ctx context.Context) error {
+					// The third time, the transaction has a mode of its own.
+					want := mode
+					if round == 2 {
+						want = "force_custom_plan"
+						if _, err := db.Conn(ctx).Exec(ctx, "SET LOCAL plan_cache_mode = force_custom_plan"); err != nil {
+							return err
+						}
+					}
 					if err := leg.run(ctx); err != nil {
 						return err
 					}
@@ -154,8 +168,8 @@ func TestLegsRunGenericAndLeaveThePlanModeAsFound(t *testing.T) {
 					if err := db.Conn(ctx).QueryRow(ctx, "SHOW plan_cache_mode").Scan(&got); err != nil {
 						return err
 					}
-					if got != mode {
-						t.Errorf("session %s: after the %s leg, plan_cache_mode %s", mode, leg.name, got)
+					if got != want {
+						t.Errorf("session %s, round %d: after the %s leg, plan_cache_mode %s, want %s", mode, round, leg.name, got, want)
 					}
 					return nil
 				})
@@ -166,11 +180,11 @@ func TestLegsRunGenericAndLeaveThePlanModeAsFound(t *testing.T) {
 		}
 		var generic int
 		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_prepared_statements
-WHERE generic_plans >= 2 AND custom_plans = 0 AND statement LIKE 'SELECT artifact_id,%'`).Scan(&generic); err != nil {
+WHERE generic_plans >= 3 AND custom_plans = 0 AND statement LIKE 'SELECT artifact_id,%'`).Scan(&generic); err != nil {
 			t.Fatal(err)
 		}
 		if generic != 3 {
-			t.Errorf("session %s: %d legs ran twice under a generic plan, want 3 (full text lexemes first, exact, overfetch)", mode, generic)
+			t.Errorf("session %s: %d legs ran three times under a generic plan, want 3 (full text lexemes first, exact, overfetch)", mode, generic)
 		}
 	}
 }

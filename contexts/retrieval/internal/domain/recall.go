@@ -288,6 +288,14 @@ type FullTextQuery struct {
 	// once read a 10,000-row subtree from the path index to intersect it
 	// with 120 lexeme rows.
 	ScopeFirst bool
+	// Generic says the leg, lexemes first, may run under one generic plan
+	// kept per connection rather than be planned for its values on every
+	// recall: the tenant holds at least half of all tenants' entries, so
+	// the GIN index's rows for a lexeme are mostly its own and reading
+	// them is the right plan whatever the values. A smaller tenant's leg
+	// is planned for its values, where Postgres may instead intersect the
+	// GIN index with the tenant's rows, as a generic plan cannot judge.
+	Generic bool
 }
 
 // RankBudget is about how many rows the full-text leg may visit: ranking
@@ -344,6 +352,7 @@ func NewFullTextQuery(terms []TermStat, c Corpus, reach int64) (q FullTextQuery,
 	}
 	q.TSQuery = TSQuery(candidates)
 	q.ScopeFirst = reach < ScopeFirstRatio*holding
+	q.Generic = !q.ScopeFirst && 2*c.Docs >= c.AllDocs
 	return q, true
 }
 

@@ -172,3 +172,28 @@ func TestQueryValidate(t *testing.T) {
 		}
 	}
 }
+
+// The full-text leg runs under a generic plan only lexemes first and for
+// a tenant holding at least half of all entries (Corpus.AllDocs).
+func TestFullTextGenericOnlyForADominantTenant(t *testing.T) {
+	terms := []TermStat{{"rare", 50}, {"commoner", 2000}}
+	for _, c := range []struct {
+		docs, all, reach int64
+		want             bool
+	}{
+		{100_000, 100_000, 100_000, true},
+		{100_000, 200_000, 100_000, true},
+		{100_000, 200_001, 100_000, false}, // another tenant holds more
+		{1_000, 1_000_000, 1_000, false},
+		{100_000, 0, 100_000, true},    // statistics not gathered yet: its own count
+		{100_000, 100_000, 300, false}, // scope first: planned for its values
+	} {
+		q, ok := NewFullTextQuery(terms, Corpus{Docs: c.docs, Lexemes: c.docs * 40, AllDocs: c.all}, c.reach)
+		if !ok {
+			t.Fatalf("%+v: no query", c)
+		}
+		if q.Generic != c.want {
+			t.Errorf("docs %d of %d, reach %d: Generic %v (scope first %v), want %v", c.docs, c.all, c.reach, q.Generic, q.ScopeFirst, c.want)
+		}
+	}
+}

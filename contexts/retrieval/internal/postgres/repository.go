@@ -220,39 +220,43 @@ func (r *Repository) Steering(ctx context.Context, tenant string, f app.Filter, 
 // connection costs one describe round trip.
 var oneShot = pgx.QueryExecModeCacheDescribe
 
-// A leg whose SQL fixes its plan's shape (the full-text leg lexemes
-// first, an exact scan of the scope index, an overfetch) runs under a
-// generic plan instead: prepared once per connection and planned once,
-// where the unnamed statement is parsed and planned on every recall
-// (0.3–0.7 ms of planning a leg, docs/BENCHMARKS.md). Its SQL takes its
-// casts of the scope, allow and deny lists in scalar subqueries, computed
-// once per execution (sqlc.yaml), as a generic plan would otherwise apply
-// them to every row.
+// A leg whose SQL fixes its plan's shape runs under a generic plan:
+// prepared once per connection and planned once, where the unnamed
+// statement is parsed and planned on every recall (0.3–0.7 ms of planning
+// a leg, docs/BENCHMARKS.md). These are the exact scan of the scope index
+// (tenant and workareas are its keys), the overfetch (an HNSW walk in an
+// inner ORDER BY … LIMIT whose partial index predicate is inlined) and,
+// for a tenant that holds most of the entries, the full-text leg lexemes
+// first (domain.FullTextQuery.Generic: its tenant and scope tests are
+// hidden from the planner, so the GIN index is the only way in). Their
+// SQL takes its casts of the scope, allow and deny lists in scalar
+// subqueries, computed once per execution (sqlc.yaml), as a generic plan
+// would otherwise apply them to every row.
 //
-// ranked sends such a leg in one batch, one round trip: its settings with
-// plan_cache_mode forced to generic (set_config(…, true), which lasts to
-// the end of the transaction: Postgres's own choice would keep planning
-// afresh, as it prices a generic LIMIT $n at a tenth of the rows), the
-// query, and plan_cache_mode set back to its default, so that what
-// follows in the snapshot — an unnamed statement among it — is planned as
-// before. Without a prelude the query runs as the unnamed statement.
-// Rows are (artifact id, score or distance).
-func (r *Repository) ranked(ctx context.Context, prelude string, preludeArgs []any, sql string, args []any) ([]hit, error) {
-	if prelude == "" {
-		rows, err := r.db.Conn(ctx).Query(ctx, sql, append([]any{oneShot}, args...)...)
-		if err != nil {
-			return nil, err
-		}
-		return scanHits(rows)
-	}
+// rankedGeneric sends such a leg in one batch, one round trip: it keeps
+// plan_cache_mode as it finds it (in a placeholder setting), forces a
+// generic plan with the leg's other settings (set_config(…, true) lasts
+// to the end of the transaction; left to itself Postgres keeps planning
+// afresh, as it prices a generic LIMIT $n at a tenth of the rows), runs
+// the query, and puts plan_cache_mode back, so that what follows in the
+// snapshot — an unnamed statement among it — is planned as before. The
+// statement is prepared as the pool's default exec mode prepares it
+// (pgx's cached statements unless the database URL says otherwise; with
+// another mode the plan is still generic, only built each time). settings
+// is a list of set_config(…, true) calls after the forced mode, their
+// parameters settingArgs. Rows are (artifact id, score or distance).
+func (r *Repository) rankedGeneric(ctx context.Context, settings string, settingArgs []any, sql string, args []any) ([]hit, error) {
 	b := &pgx.Batch{}
-	b.Queue(prelude, preludeArgs...)
+	b.Queue(`SELECT set_config('oml.found_plan_cache_mode', current_setting('plan_cache_mode'), true)`)
+	b.Queue(`SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`+settings, settingArgs...)
 	b.Queue(sql, args...)
-	b.Queue(`SET LOCAL plan_cache_mode TO DEFAULT`)
+	b.Queue(`SELECT set_config('plan_cache_mode', current_setting('oml.found_plan_cache_mode'), true)`)
 	br := r.db.Conn(ctx).SendBatch(ctx, b)
 	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return nil, err
+	for range 2 {
+		if _, err := br.Exec(); err != nil {
+			return nil, err
+		}
 	}
 	rows, err := br.Query()
 	if err != nil {
@@ -268,8 +272,14 @@ func (r *Repository) ranked(ctx context.Context, prelude string, preludeArgs []a
 	return hits, br.Close()
 }
 
-// forceGeneric is the prelude of a generic-plan leg with no settings.
-const forceGeneric = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
+// rankedOnce runs a leg as the unnamed statement, planned for its values.
+func (r *Repository) rankedOnce(ctx context.Context, sql string, args []any) ([]hit, error) {
+	rows, err := r.db.Conn(ctx).Query(ctx, sql, append([]any{oneShot}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	return scanHits(rows)
+}
 
 // hit is a ranked row: an entry and its score (full text) or distance
 // (vector).
@@ -327,30 +337,39 @@ func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullT
 	// first, IS TRUE hides the same test from the planner so that it
 	// filters the GIN index's rows instead of intersecting them with a
 	// scan of the whole subtree (the allow list alone keeps the scope).
-	// That SQL needs the planner to see the scope's value, so it runs as
-	// the unnamed statement; lexemes first, the GIN index is the only way
-	// in, and the leg runs under a generic plan (ranked).
+	// The scope-first SQL needs the planner to see the scope's value, so
+	// it runs as the unnamed statement; lexemes first, it may run under a
+	// generic plan (q.Generic), with the tenant test hidden too.
+	tenantIs := "tenant_id = $1"
 	inScope := "workarea_id_path <@ $3::text::ltree"
 	allowDeny := `
   AND $4::text[]::ltree[] @> workarea_id_path
   AND NOT ($5::text[]::ltree[] @> workarea_id_path)`
-	prelude := ""
-	if !q.ScopeFirst {
+	switch {
+	case q.Generic:
+		tenantIs = "(tenant_id = $1) IS TRUE"
 		inScope = "(workarea_id_path <@ (SELECT $3::text::ltree)) IS TRUE"
 		allowDeny = `
   AND (SELECT $4::text[]::ltree[]) @> workarea_id_path
   AND NOT ((SELECT $5::text[]::ltree[]) @> workarea_id_path)`
-		prelude = forceGeneric
+	case !q.ScopeFirst:
+		inScope = "(" + inScope + ") IS TRUE"
 	}
 	sql := `SELECT artifact_id, ` + score.String() + ` AS score
 FROM retrieval.entries,
 LATERAL (SELECT 0.12 * (0.25 + 0.75 * length(tsv) / greatest($7::float8, 1)) AS k) AS norm
-WHERE tenant_id = $1 AND kind <> 'steering' AND (simulation_id IS NULL OR simulation_id = ANY($8::text[]))
+WHERE ` + tenantIs + ` AND kind <> 'steering' AND (simulation_id IS NULL OR simulation_id = ANY($8::text[]))
   AND tsv @@ $2::tsquery
   AND ` + inScope + allowDeny + `
 ORDER BY score DESC, artifact_id
 LIMIT $6`
-	hits, err := r.ranked(ctx, prelude, nil, sql, args)
+	var hits []hit
+	var err error
+	if q.Generic {
+		hits, err = r.rankedGeneric(ctx, "", nil, sql, args)
+	} else {
+		hits, err = r.rankedOnce(ctx, sql, args)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -386,8 +405,11 @@ func (r *Repository) Vector(ctx context.Context, tenant, model string, dim int, 
   AND workarea_id_path <@ (SELECT $3::text::ltree)
   AND (SELECT $4::text[]::ltree[]) @> workarea_id_path
   AND NOT ((SELECT $5::text[]::ltree[]) @> workarea_id_path)`
-	var settings, prelude, sql string
-	var preludeArgs []any
+	// settings run before the query: SET LOCAL statements for the
+	// unnamed statement, set_config calls for a generic one.
+	var settings, sql string
+	var settingArgs []any
+	generic := false
 	switch s.Method {
 	case domain.Exact:
 		scoped, err := r.scopeIndexed(ctx, model, dim)
@@ -403,12 +425,12 @@ func (r *Repository) Vector(ctx context.Context, tenant, model string, dim int, 
 			// page a row, or the table when the planner misjudges a scope.
 			// A workarea without a count row is left out (fail closed).
 			// The shape is fixed (no path test left for the planner to
-			// weigh), so the leg runs under a generic plan (ranked).
+			// weigh), so the leg runs under a generic plan (rankedGeneric).
 			where = fenced + `
   AND workarea_id = ANY (ARRAY (SELECT c.workarea_id FROM retrieval.workarea_counts c
       WHERE c.tenant_id = $1 AND c.n > 0 AND c.id_path <@ (SELECT $3::text::ltree)
         AND (SELECT $4::text[]::ltree[]) @> c.id_path AND NOT ((SELECT $5::text[]::ltree[]) @> c.id_path)))`
-			prelude = forceGeneric
+			generic = true
 		}
 		// The column itself, not the HNSW index's expression: no index
 		// walk matches the ORDER BY, and no per-row cast to the model's
@@ -421,8 +443,9 @@ ORDER BY (embedding <=> $2) LIMIT $6`
 		// The index walk is the only plan for the inner ORDER BY … LIMIT
 		// (the partial index's predicate is inlined): a generic plan, with
 		// the walk's settings in the same round trip.
-		prelude = forceGeneric + `, set_config('hnsw.iterative_scan', 'off', true), set_config('hnsw.ef_search', $1, true)`
-		preludeArgs = []any{strconv.Itoa(s.Candidates)}
+		generic = true
+		settings = `, set_config('hnsw.iterative_scan', 'off', true), set_config('hnsw.ef_search', $1, true)`
+		settingArgs = []any{strconv.Itoa(s.Candidates)}
 		sql = fmt.Sprintf(`SELECT artifact_id, distance FROM (
     SELECT artifact_id, tenant_id, kind, simulation_id, workarea_id_path, %[1]s AS distance
     FROM retrieval.entries WHERE %[2]s ORDER BY %[1]s LIMIT $8) AS nearest
@@ -436,7 +459,7 @@ ORDER BY ` + expr + ` LIMIT $6`
 	default:
 		return nil, fmt.Errorf("unknown vector search %d", s.Method)
 	}
-	if settings != "" {
+	if settings != "" && !generic {
 		if _, err := r.db.Conn(ctx).Exec(ctx, settings); err != nil {
 			return nil, err
 		}
@@ -445,7 +468,13 @@ ORDER BY ` + expr + ` LIMIT $6`
 	if s.Method == domain.Overfetch {
 		args = append(args, s.Candidates)
 	}
-	hits, err := r.ranked(ctx, prelude, preludeArgs, sql, args)
+	var hits []hit
+	var err error
+	if generic {
+		hits, err = r.rankedGeneric(ctx, settings, settingArgs, sql, args)
+	} else {
+		hits, err = r.rankedOnce(ctx, sql, args)
+	}
 	if err != nil {
 		return nil, err
 	}
