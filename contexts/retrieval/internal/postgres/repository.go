@@ -396,15 +396,7 @@ func (r *Repository) Vector(ctx context.Context, tenant, model string, dim int, 
 	expr := fmt.Sprintf("(embedding::halfvec(%d) <=> $2)", dim)
 	modelIs := "embedding_model = '" + strings.ReplaceAll(model, "'", "''") + "'"
 	const fenced = `tenant_id = $1 AND kind <> 'steering' AND (simulation_id IS NULL OR simulation_id = ANY($7::text[]))`
-	const filter = fenced + `
-  AND workarea_id_path <@ $3::text::ltree
-  AND $4::text[]::ltree[] @> workarea_id_path
-  AND NOT ($5::text[]::ltree[] @> workarea_id_path)`
-	// The filter with its casts computed once, for a prepared statement.
-	const filterOnce = fenced + `
-  AND workarea_id_path <@ (SELECT $3::text::ltree)
-  AND (SELECT $4::text[]::ltree[]) @> workarea_id_path
-  AND NOT ((SELECT $5::text[]::ltree[]) @> workarea_id_path)`
+	filter := fenced + scopeTest("workarea_id_path", false)
 	// settings run before the query: SET LOCAL statements for the
 	// unnamed statement, set_config calls for a generic one.
 	var settings, sql string
@@ -428,8 +420,7 @@ func (r *Repository) Vector(ctx context.Context, tenant, model string, dim int, 
 			// weigh), so the leg runs under a generic plan (rankedGeneric).
 			where = fenced + `
   AND workarea_id = ANY (ARRAY (SELECT c.workarea_id FROM retrieval.workarea_counts c
-      WHERE c.tenant_id = $1 AND c.n > 0 AND c.id_path <@ (SELECT $3::text::ltree)
-        AND (SELECT $4::text[]::ltree[]) @> c.id_path AND NOT ((SELECT $5::text[]::ltree[]) @> c.id_path)))`
+      WHERE c.tenant_id = $1 AND c.n > 0` + scopeTest("c.id_path", true) + `))`
 			generic = true
 		}
 		// The column itself, not the HNSW index's expression: no index
@@ -449,7 +440,7 @@ ORDER BY (embedding <=> $2) LIMIT $6`
 		sql = fmt.Sprintf(`SELECT artifact_id, distance FROM (
     SELECT artifact_id, tenant_id, kind, simulation_id, workarea_id_path, %[1]s AS distance
     FROM retrieval.entries WHERE %[2]s ORDER BY %[1]s LIMIT $8) AS nearest
-WHERE `, expr, modelIs) + filterOnce + `
+WHERE `, expr, modelIs) + fenced + scopeTest("workarea_id_path", true) + `
 ORDER BY distance LIMIT $6`
 	case domain.Filtered:
 		settings = "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 200"
@@ -493,6 +484,22 @@ ORDER BY ` + expr + ` LIMIT $6`
 		out[i] = h.id
 	}
 	return out, nil
+}
+
+// scopeTest is the vector leg's scope test of an id path column: under the
+// scope ($3), under an allowed subtree ($4), under no denied one ($5).
+// once computes the parameters' casts once per execution, as scalar
+// subqueries, for a generic plan (sqlc.yaml); without it they are folded
+// into constants when the statement is planned for its values.
+func scopeTest(column string, once bool) string {
+	scope, allow, deny := "$3::text::ltree", "$4::text[]::ltree[]", "$5::text[]::ltree[]"
+	if once {
+		scope, allow, deny = "(SELECT "+scope+")", "(SELECT "+allow+")", "(SELECT "+deny+")"
+	}
+	return `
+  AND ` + column + ` <@ ` + scope + `
+  AND ` + allow + ` @> ` + column + `
+  AND NOT (` + deny + ` @> ` + column + `)`
 }
 
 // Embeddings returns the stored vectors of entries under one model.
