@@ -341,18 +341,12 @@ func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullT
 	// it runs as the unnamed statement; lexemes first, it may run under a
 	// generic plan (q.Generic), with the tenant test hidden too.
 	tenantIs := "tenant_id = $1"
-	inScope := "workarea_id_path <@ $3::text::ltree"
-	allowDeny := `
-  AND $4::text[]::ltree[] @> workarea_id_path
-  AND NOT ($5::text[]::ltree[] @> workarea_id_path)`
-	switch {
-	case q.Generic:
+	if q.Generic {
 		tenantIs = "(tenant_id = $1) IS TRUE"
-		inScope = "(workarea_id_path <@ (SELECT $3::text::ltree)) IS TRUE"
-		allowDeny = `
-  AND (SELECT $4::text[]::ltree[]) @> workarea_id_path
-  AND NOT ((SELECT $5::text[]::ltree[]) @> workarea_id_path)`
-	case !q.ScopeFirst:
+	}
+	scope, allow, deny := scopeParams(q.Generic)
+	inScope := "workarea_id_path <@ " + scope
+	if !q.ScopeFirst {
 		inScope = "(" + inScope + ") IS TRUE"
 	}
 	sql := `SELECT artifact_id, ` + score.String() + ` AS score
@@ -360,7 +354,9 @@ FROM retrieval.entries,
 LATERAL (SELECT 0.12 * (0.25 + 0.75 * length(tsv) / greatest($7::float8, 1)) AS k) AS norm
 WHERE ` + tenantIs + ` AND kind <> 'steering' AND (simulation_id IS NULL OR simulation_id = ANY($8::text[]))
   AND tsv @@ $2::tsquery
-  AND ` + inScope + allowDeny + `
+  AND ` + inScope + `
+  AND ` + allow + ` @> workarea_id_path
+  AND NOT (` + deny + ` @> workarea_id_path)
 ORDER BY score DESC, artifact_id
 LIMIT $6`
 	var hits []hit
@@ -397,10 +393,11 @@ func (r *Repository) Vector(ctx context.Context, tenant, model string, dim int, 
 	modelIs := "embedding_model = '" + strings.ReplaceAll(model, "'", "''") + "'"
 	const fenced = `tenant_id = $1 AND kind <> 'steering' AND (simulation_id IS NULL OR simulation_id = ANY($7::text[]))`
 	filter := fenced + scopeTest("workarea_id_path", false)
-	// settings run before the query: SET LOCAL statements for the
-	// unnamed statement, set_config calls for a generic one.
-	var settings, sql string
-	var settingArgs []any
+	// An unnamed statement's settings go first as SET LOCAL statements
+	// (setLocal); a generic leg's as set_config calls in its batch
+	// (walkSettings).
+	var setLocal, walkSettings, sql string
+	var walkArgs []any
 	generic := false
 	switch s.Method {
 	case domain.Exact:
@@ -435,23 +432,23 @@ ORDER BY (embedding <=> $2) LIMIT $6`
 		// (the partial index's predicate is inlined): a generic plan, with
 		// the walk's settings in the same round trip.
 		generic = true
-		settings = `, set_config('hnsw.iterative_scan', 'off', true), set_config('hnsw.ef_search', $1, true)`
-		settingArgs = []any{strconv.Itoa(s.Candidates)}
+		walkSettings = `, set_config('hnsw.iterative_scan', 'off', true), set_config('hnsw.ef_search', $1, true)`
+		walkArgs = []any{strconv.Itoa(s.Candidates)}
 		sql = fmt.Sprintf(`SELECT artifact_id, distance FROM (
     SELECT artifact_id, tenant_id, kind, simulation_id, workarea_id_path, %[1]s AS distance
     FROM retrieval.entries WHERE %[2]s ORDER BY %[1]s LIMIT $8) AS nearest
 WHERE `, expr, modelIs) + fenced + scopeTest("workarea_id_path", true) + `
 ORDER BY distance LIMIT $6`
 	case domain.Filtered:
-		settings = "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 200"
+		setLocal = "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 200"
 		sql = `SELECT artifact_id, ` + expr + ` AS distance FROM retrieval.entries
 WHERE ` + modelIs + ` AND ` + filter + `
 ORDER BY ` + expr + ` LIMIT $6`
 	default:
 		return nil, fmt.Errorf("unknown vector search %d", s.Method)
 	}
-	if settings != "" && !generic {
-		if _, err := r.db.Conn(ctx).Exec(ctx, settings); err != nil {
+	if setLocal != "" {
+		if _, err := r.db.Conn(ctx).Exec(ctx, setLocal); err != nil {
 			return nil, err
 		}
 	}
@@ -462,7 +459,7 @@ ORDER BY ` + expr + ` LIMIT $6`
 	var hits []hit
 	var err error
 	if generic {
-		hits, err = r.rankedGeneric(ctx, settings, settingArgs, sql, args)
+		hits, err = r.rankedGeneric(ctx, walkSettings, walkArgs, sql, args)
 	} else {
 		hits, err = r.rankedOnce(ctx, sql, args)
 	}
@@ -488,18 +485,25 @@ ORDER BY ` + expr + ` LIMIT $6`
 
 // scopeTest is the vector leg's scope test of an id path column: under the
 // scope ($3), under an allowed subtree ($4), under no denied one ($5).
-// once computes the parameters' casts once per execution, as scalar
-// subqueries, for a generic plan (sqlc.yaml); without it they are folded
-// into constants when the statement is planned for its values.
 func scopeTest(column string, once bool) string {
-	scope, allow, deny := "$3::text::ltree", "$4::text[]::ltree[]", "$5::text[]::ltree[]"
-	if once {
-		scope, allow, deny = "(SELECT "+scope+")", "(SELECT "+allow+")", "(SELECT "+deny+")"
-	}
+	scope, allow, deny := scopeParams(once)
 	return `
   AND ` + column + ` <@ ` + scope + `
   AND ` + allow + ` @> ` + column + `
   AND NOT (` + deny + ` @> ` + column + `)`
+}
+
+// scopeParams are the legs' scope ($3), allow ($4) and deny ($5)
+// parameters as ltree values. once computes their casts once per
+// execution, as scalar subqueries, for a generic plan (sqlc.yaml); without
+// it they are folded into constants when the statement is planned for its
+// values.
+func scopeParams(once bool) (scope, allow, deny string) {
+	scope, allow, deny = "$3::text::ltree", "$4::text[]::ltree[]", "$5::text[]::ltree[]"
+	if once {
+		scope, allow, deny = "(SELECT "+scope+")", "(SELECT "+allow+")", "(SELECT "+deny+")"
+	}
+	return scope, allow, deny
 }
 
 // Embeddings returns the stored vectors of entries under one model.
