@@ -3,6 +3,7 @@ package retrieval
 import (
 	"context"
 	"net/url"
+	"slices"
 	"testing"
 
 	"github.com/omlhub/oml/contexts/retrieval/internal/app"
@@ -12,6 +13,30 @@ import (
 	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/platform/pgtest"
 )
+
+// openInPlanMode opens a pool of one connection, so that every call after
+// the first reuses its prepared statements, whose session runs with
+// plan_cache_mode set to mode.
+func openInPlanMode(t *testing.T, base, mode string) *pg.DB {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("plan_cache_mode", mode)
+	u.RawQuery = q.Encode()
+	db, err := pg.Open(context.Background(), u.String(), pg.Options{MaxConns: 1, ApplicationName: "oml-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	var got string
+	if err := db.Pool.QueryRow(context.Background(), "SHOW plan_cache_mode").Scan(&got); err != nil || got != mode {
+		t.Fatalf("plan_cache_mode %q (%v), want %q", got, err, mode)
+	}
+	return db
+}
 
 // TestReachableUnderEitherPlan pins the filter of SubtreeCount, whose
 // parameter casts are scalar subqueries (InitPlans, computed once per
@@ -44,24 +69,7 @@ func TestReachableUnderEitherPlan(t *testing.T) {
 		{app.Filter{Scope: "r.zz", Allow: []string{"r"}}, 0},
 	}
 	for i, mode := range []string{"force_custom_plan", "force_generic_plan"} {
-		u, err := url.Parse(base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := u.Query()
-		q.Set("plan_cache_mode", mode)
-		u.RawQuery = q.Encode()
-		// One connection, so every call after the first reuses its
-		// prepared statement.
-		db, err := pg.Open(ctx, u.String(), pg.Options{MaxConns: 1, ApplicationName: "oml-test"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(db.Close)
-		var got string
-		if err := db.Pool.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&got); err != nil || got != mode {
-			t.Fatalf("plan_cache_mode %q (%v), want %q", got, err, mode)
-		}
+		db := openInPlanMode(t, base, mode)
 		if i == 0 {
 			for _, c := range counts {
 				if _, err := db.Pool.Exec(ctx, `INSERT INTO retrieval.workarea_counts (tenant_id, workarea_id, id_path, n) VALUES ($1, $2, $3::text::ltree, $4)`,
@@ -104,18 +112,7 @@ func TestLegsRunGenericAndLeaveThePlanModeAsFound(t *testing.T) {
 	f := app.Filter{Scope: "r", Allow: []string{"r"}, Deny: []string{"r.x"}}
 	ft := domain.FullTextQuery{TSQuery: "'boundari' | 'layer'", Lexemes: []string{"boundari", "layer"}, IDF: []float64{1, 1}, AvgLen: 10, Generic: true}
 	for _, mode := range []string{"auto", "force_custom_plan"} {
-		u, err := url.Parse(base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := u.Query()
-		q.Set("plan_cache_mode", mode)
-		u.RawQuery = q.Encode()
-		db, err := pg.Open(ctx, u.String(), pg.Options{MaxConns: 1, ApplicationName: "oml-test"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(db.Close)
+		db := openInPlanMode(t, base, mode)
 		repo := postgres.New(db)
 		legs := []struct {
 			name string
@@ -185,6 +182,51 @@ WHERE generic_plans >= 3 AND custom_plans = 0 AND statement LIKE 'SELECT artifac
 		}
 		if generic != 3 {
 			t.Errorf("session %s: %d legs ran three times under a generic plan, want 3 (full text lexemes first, exact, overfetch)", mode, generic)
+		}
+	}
+}
+
+// TestFullTextFormsReadTheSameRows runs the full-text leg in its three
+// forms — scope first, lexemes first planned for its values, lexemes
+// first under a generic plan with its tenant and scope tests hidden —
+// over rows it must pass over: another tenant's with the same workarea
+// path and words, a steering row, a simulation's row outside the caller's
+// fence, a denied subtree's and one outside the scope. Each form returns
+// the same rows, the allowed ones, on every run of a reused connection.
+func TestFullTextFormsReadTheSameRows(t *testing.T) {
+	ctx := context.Background()
+	db := openInPlanMode(t, pgtest.NewURL(t), "auto")
+	if _, err := db.Pool.Exec(ctx, `
+INSERT INTO retrieval.entries (tenant_id, artifact_id, workarea_id, workarea_id_path, kind, claim_key, version, text, tsv, promoted_at, simulation_id)
+SELECT x.tenant, x.id, x.wa, x.path::ltree, x.kind, x.id, 1, 'the boundary layer', to_tsvector('english', 'the boundary layer'), now(), x.sim
+FROM (VALUES
+    ('ten_a', 'in_1', 'wa_r', 'r', 'memory', NULL),
+    ('ten_a', 'in_2', 'wa_ra', 'r.a', 'memory', NULL),
+    ('ten_a', 'denied', 'wa_rx', 'r.x', 'memory', NULL),
+    ('ten_a', 'outside', 'wa_s', 's', 'memory', NULL),
+    ('ten_a', 'steer', 'wa_r', 'r', 'steering', NULL),
+    ('ten_a', 'sim', 'wa_r', 'r', 'memory', 'sim_elsewhere'),
+    ('ten_b', 'theirs', 'wa_r', 'r', 'memory', NULL)) AS x(tenant, id, wa, path, kind, sim)`); err != nil {
+		t.Fatal(err)
+	}
+	repo := postgres.New(db)
+	f := app.Filter{Scope: "r", Allow: []string{"r", "s"}, Deny: []string{"r.x"}}
+	base := domain.FullTextQuery{TSQuery: "'boundari' | 'layer'", Lexemes: []string{"boundari", "layer"}, IDF: []float64{1, 1}, AvgLen: 2}
+	forms := map[string]domain.FullTextQuery{}
+	forms["scope first"] = func() domain.FullTextQuery { q := base; q.ScopeFirst = true; return q }()
+	forms["lexemes first"] = base
+	forms["lexemes first, generic"] = func() domain.FullTextQuery { q := base; q.Generic = true; return q }()
+	want := []string{"in_1", "in_2"}
+	for name, q := range forms {
+		for round := range 7 { // past the five custom plans Postgres tries first
+			got, err := repo.FullText(ctx, "ten_a", q, f, 32)
+			if err != nil {
+				t.Fatalf("%s, round %d: %v", name, round, err)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s, round %d: %v, want %v", name, round, got, want)
+			}
 		}
 	}
 }
