@@ -207,6 +207,33 @@ func (c *timer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatch
 	c.end(ctx)
 }
 
+// start switches the timer on and starts the benchmark's clock.
+func (c *timer) start(b *testing.B) time.Time {
+	c.mu.Lock()
+	c.on = true
+	c.mu.Unlock()
+	b.ResetTimer()
+	return time.Now()
+}
+
+// writeMemories writes n held memories through POST /v1/memories, spread
+// over the four teams, claim keys k0…k(n-1).
+func (e *stmtEnv) writeMemories(key string, n int) {
+	for i := range n {
+		e.call(key, "POST", "/v1/memories", map[string]any{
+			"workarea": fmt.Sprintf("universe.crew.team-%d", i%4), "claim_key": fmt.Sprintf("k%d", i),
+			"text": fmt.Sprintf("memory %d: the boundary layer over a flat plate at mach %d, and what the wing did", i, i%7),
+		}, 201)
+	}
+}
+
+// analyze gathers the tables' statistics, as autovacuum would by then.
+func (e *stmtEnv) analyze(b *testing.B) {
+	if _, err := e.db.Pool.Exec(context.Background(), "ANALYZE"); err != nil {
+		b.Fatal(err)
+	}
+}
+
 func (c *timer) end(ctx context.Context) {
 	s, ok := ctx.Value(timerStart{}).(timerStart)
 	if !ok {
@@ -231,20 +258,9 @@ func BenchmarkReviewStatements(b *testing.B) {
 	tm := &timer{sum: map[string]time.Duration{}, n: map[string]int{}}
 	e := newStmtEnv(b, tm)
 	reviewer, writer := e.keyOf("reviewer"), e.keyOf("writer")
-	for i := range b.N {
-		e.call(writer, "POST", "/v1/memories", map[string]any{
-			"workarea": fmt.Sprintf("universe.crew.team-%d", i%4), "claim_key": fmt.Sprintf("k%d", i),
-			"text": fmt.Sprintf("memory %d: the boundary layer over a flat plate at mach %d, and what the wing did", i, i%7),
-		}, 201)
-	}
-	if _, err := e.db.Pool.Exec(context.Background(), "ANALYZE"); err != nil {
-		b.Fatal(err)
-	}
-	tm.mu.Lock()
-	tm.on = true
-	tm.mu.Unlock()
-	b.ResetTimer()
-	start := time.Now()
+	e.writeMemories(writer, b.N)
+	e.analyze(b)
+	start := tm.start(b)
 	for range b.N {
 		got := e.call(reviewer, "POST", "/v1/reviews/serve", nil, 200)
 		id, ok := got["serve_id"].(string)
@@ -268,17 +284,8 @@ func BenchmarkRememberStatements(b *testing.B) {
 	tm := &timer{sum: map[string]time.Duration{}, n: map[string]int{}}
 	e := newStmtEnv(b, tm)
 	writer := e.keyOf("writer")
-	tm.mu.Lock()
-	tm.on = true
-	tm.mu.Unlock()
-	b.ResetTimer()
-	start := time.Now()
-	for i := range b.N {
-		e.call(writer, "POST", "/v1/memories", map[string]any{
-			"workarea": fmt.Sprintf("universe.crew.team-%d", i%4), "claim_key": fmt.Sprintf("k%d", i),
-			"text": fmt.Sprintf("memory %d: the boundary layer over a flat plate at mach %d, and what the wing did", i, i%7),
-		}, 201)
-	}
+	start := tm.start(b)
+	e.writeMemories(writer, b.N)
 	elapsed := time.Since(start)
 	b.StopTimer()
 	tm.report(b, elapsed, "write")
@@ -318,24 +325,13 @@ func BenchmarkRecallStatements(b *testing.B) {
 	e := newStmtEnv(b, tm)
 	reviewer, writer := e.keyOf("reviewer"), e.keyOf("writer")
 	const n = 200
-	for i := range n {
-		e.call(writer, "POST", "/v1/memories", map[string]any{
-			"workarea": fmt.Sprintf("universe.crew.team-%d", i%4), "claim_key": fmt.Sprintf("k%d", i),
-			"text": fmt.Sprintf("memory %d: the boundary layer over a flat plate at mach %d, and what the wing did", i, i%7),
-		}, 201)
-	}
+	e.writeMemories(writer, n)
 	for range n {
 		got := e.call(reviewer, "POST", "/v1/reviews/serve", nil, 200)
 		e.call(reviewer, "POST", "/v1/reviews/"+got["serve_id"].(string)+"/verdict", map[string]any{"verdict": "approve"}, 200)
 	}
-	if _, err := e.db.Pool.Exec(context.Background(), "ANALYZE"); err != nil {
-		b.Fatal(err)
-	}
-	tm.mu.Lock()
-	tm.on = true
-	tm.mu.Unlock()
-	b.ResetTimer()
-	start := time.Now()
+	e.analyze(b)
+	start := tm.start(b)
 	for i := range b.N {
 		got := e.call(reviewer, "POST", "/v1/recall", map[string]any{"scope": "universe.crew", "query": fmt.Sprintf("boundary layer at mach %d", i%7), "k": 8}, 200)
 		if hits, _ := got["hits"].([]any); len(hits) == 0 {
