@@ -99,3 +99,74 @@ func TestReindexLanguageAndModel(t *testing.T) {
 		t.Fatalf("recall during a model change: %+v", r.Hits)
 	}
 }
+
+// oml-server subtree-index builds an HNSW index of one tenant's entries
+// under a workarea's subtree (found by id or path), reports it, builds
+// nothing the second time, refuses what it cannot find, and drops it;
+// recall answers throughout.
+func TestSubtreeIndexCommand(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	tm := newTeam(t, s)
+	boat := s.promote(t, tm, tm.crew.ID, "boats", "", "The sailing boats cross the harbour at dawn.")
+	run := func(args ...string) (map[string]any, string, error) {
+		t.Helper()
+		cmd := exec.Command(bins.server, append([]string{"subtree-index"}, args...)...)
+		cmd.Env = s.env
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var out map[string]any
+		if err == nil {
+			if jerr := json.Unmarshal(stdout.Bytes(), &out); jerr != nil {
+				t.Fatalf("subtree-index output %q: %v", stdout.String(), jerr)
+			}
+		}
+		return out, stderr.String(), err
+	}
+	for _, args := range [][]string{
+		{"--tenant", s.TenantID},
+		{"--workarea", tm.crew.ID},
+		{"--tenant", s.TenantID, "--workarea", tm.crew.ID, "extra"},
+	} {
+		if _, _, err := run(args...); err == nil {
+			t.Fatalf("subtree-index %v was accepted", args)
+		}
+	}
+	for _, args := range [][]string{
+		{"--tenant", s.TenantID, "--workarea", "universe.nowhere"},
+		{"--tenant", "ten_nobody", "--workarea", tm.crew.ID},
+	} {
+		if _, stderr, err := run(args...); err == nil || !strings.Contains(stderr, "not_found") {
+			t.Fatalf("subtree-index %v: err %v, stderr %s", args, err, stderr)
+		}
+	}
+	out, _, err := run("--tenant", s.TenantID, "--workarea", tm.crew.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, _ := out["index"].(string)
+	if out["built"] != true || !strings.HasPrefix(name, "entries_subtree_") || out["tenant_id"] != s.TenantID {
+		t.Fatalf("built: %v", out)
+	}
+	if n := s.count(t, `SELECT count(*) FROM pg_index WHERE indexrelid = to_regclass('retrieval.' || $1) AND indisvalid`, name); n != 1 {
+		t.Fatalf("no valid index %s", name)
+	}
+	if out, _, err = run("--tenant", s.TenantID, "--workarea", tm.crew.ID); err != nil || out["built"] != false || out["index"] != name {
+		t.Fatalf("built again: %v, %v", out, err)
+	}
+	r := decode[recallOut](t, s.do(t, "POST", "/v1/recall", tm.reader.Token,
+		map[string]any{"query": "sailing boats in the harbour", "scope": tm.crew.ID}), 200)
+	if ids := r.hitIDs(); len(ids) == 0 || ids[0] != boat {
+		t.Fatalf("recall with a subtree index: %+v", r.Hits)
+	}
+	if out, _, err = run("--tenant", s.TenantID, "--workarea", tm.crew.ID, "--drop"); err != nil || out["dropped"] != true {
+		t.Fatalf("drop: %v, %v", out, err)
+	}
+	if n := s.count(t, `SELECT count(*) FROM pg_class WHERE oid = to_regclass('retrieval.' || $1)`, name); n != 0 {
+		t.Fatalf("index %s left after the drop", name)
+	}
+	if out, _, err = run("--tenant", s.TenantID, "--workarea", tm.crew.ID, "--drop"); err != nil || out["dropped"] == true {
+		t.Fatalf("drop again: %v, %v", out, err)
+	}
+}

@@ -177,3 +177,42 @@ func reindex(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	return json.NewEncoder(stdout).Encode(rep)
 }
+
+// subtreeIndex builds or drops the HNSW index of a tenant's entries under
+// one workarea's subtree (docs/OPERATIONS.md, "Subtree indexes").
+func subtreeIndex(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("subtree-index", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tenant := fs.String("tenant", "", "the tenant id")
+	workarea := fs.String("workarea", "", "the workarea (id or path) whose subtree to index")
+	drop := fs.Bool("drop", false, "drop the subtree's index instead")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *tenant == "" || *workarea == "" || fs.NArg() > 0 {
+		return errors.New("subtree-index: --tenant and --workarea are required, and nothing else")
+	}
+	cfg, db, err := currentDatabase(ctx, getenv, "subtree-index")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ret, err := retrieval.New(retrieval.Deps{DB: db, Embedder: embedderConfig(cfg)})
+	if err != nil {
+		return err
+	}
+	acc := access.New(access.Deps{DB: db, Journal: journal.New(db, nil), Idempotency: idempotency.New(db)})
+	w, err := acc.Locate(ctx, *tenant, *workarea)
+	if err != nil {
+		return fmt.Errorf("subtree-index: %w", err)
+	}
+	build := ret.BuildSubtreeIndex
+	if *drop {
+		build = ret.DropSubtreeIndex
+	}
+	out, err := build(ctx, *tenant, w.IDPath)
+	if err != nil {
+		return fmt.Errorf("subtree-index: %w", err)
+	}
+	return json.NewEncoder(stdout).Encode(out)
+}

@@ -43,6 +43,10 @@ commands:
   reindex [--tenant ID] [--fts-language CONFIG] [--batch N]
                             re-embed entries with the configured embedder and re-parse
                             full text in the tenant's language, while serving; print JSON
+  subtree-index --tenant ID --workarea ID|PATH [--drop]
+                            build (or drop) an HNSW index of the tenant's entries under
+                            the workarea's subtree, which recall inside it walks, while
+                            serving; print JSON
 `
 
 // pdfChildCommand runs one PDF parse as serve's sandbox child.
@@ -70,6 +74,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return bootstrap(ctx, rest, getenv, stdout, stderr)
 	case "reindex":
 		return reindex(ctx, rest, getenv, stdout, stderr)
+	case "subtree-index":
+		return subtreeIndex(ctx, rest, getenv, stdout, stderr)
 	case pdfChildCommand:
 		// Hidden: the sandboxed PDF parser serve starts per review.
 		return attachments.RunPDFChild(os.Stdin, stdout)

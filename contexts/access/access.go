@@ -124,6 +124,14 @@ type Workarea struct {
 	Scopes []string
 }
 
+// Locate resolves ref (id or path) in a tenant with no caller and no
+// access check: for operator commands that hold the database's
+// credentials (oml-server subtree-index), never for a request.
+func (m *Module) Locate(ctx context.Context, tenant, ref string) (Workarea, error) {
+	w, err := m.svc.Locate(ctx, tenant, ref)
+	return Workarea{ID: w.ID, Path: w.Path, IDPath: w.IDPath, Status: string(w.Status)}, err
+}
+
 // Effective resolves ref (id or path) for the caller in ctx; a workarea the
 // caller holds nothing on is access.not_found.
 func (m *Module) Effective(ctx context.Context, ref string) (Workarea, error) {

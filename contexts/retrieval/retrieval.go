@@ -42,6 +42,9 @@ type (
 	ReindexReport = app.ReindexReport
 	// TenantReindex is one tenant's part of a reindex.
 	TenantReindex = app.TenantReindex
+	// SubtreeIndex is an HNSW index of one tenant's entries under one
+	// subtree.
+	SubtreeIndex = app.SubtreeIndex
 	// ReadLog is one read as the read log records it.
 	ReadLog = app.ReadLog
 	// Sessions is the sessions context as search needs it.
@@ -194,6 +197,18 @@ func (a adapter) embed(ctx context.Context, role embed.Role, texts []string, wei
 // serving (oml-server reindex).
 func (m *Module) Reindex(ctx context.Context, o ReindexOptions) (ReindexReport, error) {
 	return m.svc.Reindex(ctx, o)
+}
+
+// BuildSubtreeIndex builds an HNSW index of a tenant's entries under the
+// subtree at a workarea's id path, which recall in scopes inside it walks
+// instead of the shared index (oml-server subtree-index).
+func (m *Module) BuildSubtreeIndex(ctx context.Context, tenant, idPath string) (SubtreeIndex, error) {
+	return m.svc.BuildSubtreeIndex(ctx, tenant, idPath)
+}
+
+// DropSubtreeIndex drops the subtree index at a workarea's id path.
+func (m *Module) DropSubtreeIndex(ctx context.Context, tenant, idPath string) (SubtreeIndex, error) {
+	return m.svc.DropSubtreeIndex(ctx, tenant, idPath)
 }
 
 // LogRead records another context's read (the graph) in the read log.

@@ -136,6 +136,13 @@ func (v view) atPath(idPath string) domain.Scope {
 	return domain.Effective(v.role, v.access.Revoked, v.access.Grants, idPath)
 }
 
+// Locate finds a tenant's workarea by id or path, for operator commands
+// that run with the database's credentials, not a key's (oml-server
+// subtree-index): no access check, so never on a request's path.
+func (s *Service) Locate(ctx context.Context, tenant, ref string) (domain.Workarea, error) {
+	return s.resolve(ctx, tenant, ref)
+}
+
 // resolve finds a workarea by id or path within the caller's tenant.
 func (s *Service) resolve(ctx context.Context, tenant, ref string) (domain.Workarea, error) {
 	var w domain.Workarea

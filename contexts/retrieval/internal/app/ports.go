@@ -132,6 +132,10 @@ type Repository interface {
 	Steering(ctx context.Context, tenant string, f Filter, limit int) ([]Entry, error)
 	FullText(ctx context.Context, tenant string, q domain.FullTextQuery, f Filter, limit int) ([]string, error)
 	Vector(ctx context.Context, tenant, model string, dim int, vec []float32, f Filter, limit int, s domain.Search) ([]string, error)
+	// SubtreeIndex returns the id path of the deepest subtree holding
+	// scope (an id path) that has a valid HNSW index of the tenant's
+	// entries under the model, or "" for none.
+	SubtreeIndex(ctx context.Context, tenant, model, scope string) (string, error)
 	// Embeddings returns the stored vectors of entries under one model.
 	Embeddings(ctx context.Context, tenant, model string, ids []string) ([][]float32, error)
 	Entries(ctx context.Context, tenant string, ids []string) ([]Entry, error)
@@ -149,6 +153,27 @@ type Repository interface {
 	SetEmbedding(ctx context.Context, tenant, artifact string, vec []float32, model string) error
 	RebuildFullText(ctx context.Context, tenant, artifact string) error
 	EnsureVectorIndex(ctx context.Context, model string, dim int) (bool, error)
+
+	// Subtree indexes (oml-server subtree-index).
+	EnsureSubtreeIndex(ctx context.Context, tenant, model string, dim int, idPath string) (SubtreeIndex, error)
+	DropSubtreeIndex(ctx context.Context, tenant, model, idPath string) (bool, error)
+}
+
+// SubtreeIndex is an HNSW index of one tenant's entries under one
+// subtree, for one model.
+type SubtreeIndex struct {
+	Tenant string `json:"tenant_id"`
+	IDPath string `json:"id_path"`
+	Model  string `json:"model"`
+	Name   string `json:"index,omitempty"`
+	// Built says this run built it (false: it was there already).
+	Built bool `json:"built"`
+	// Dropped says a drop found one and dropped it.
+	Dropped bool `json:"dropped,omitempty"`
+	// Rows and Bytes are the index's entries (Postgres's estimate) and
+	// size.
+	Rows  int64 `json:"rows"`
+	Bytes int64 `json:"bytes"`
 }
 
 // Stored is an entry as reindexing sees it: its text, the model of its

@@ -302,6 +302,11 @@ func (s *Service) vectorSearch(ctx context.Context, tenant string, vec []float32
 	}
 	depth := domain.LegDepth(l.Query.K)
 	res := VectorResult{Vector: vec, Plan: domain.Plan(l.Reach, max(l.Corpus.AllDocs, l.Corpus.Docs), depth)}
+	if l.Reach > domain.ExactThreshold {
+		if res.Plan, err = s.subtreePlan(ctx, tenant, res.Plan, l, depth); err != nil {
+			return VectorResult{}, err
+		}
+	}
 	if res.IDs, err = s.Repo.Vector(ctx, tenant, s.Embedder.Model(), s.Embedder.Dim(), vec, l.Filter, depth, res.Plan); err != nil {
 		return VectorResult{}, fmt.Errorf("vector leg: %w", err)
 	}
@@ -315,6 +320,22 @@ func (s *Service) vectorSearch(ctx context.Context, tenant string, vec []float32
 		}
 	}
 	return res, nil
+}
+
+// subtreePlan lets an HNSW index of a subtree holding the scope serve
+// the vector leg when domain.SubtreePlan prefers it: the deepest such
+// index the operator built (oml-server subtree-index), its rows from the
+// maintained counts.
+func (s *Service) subtreePlan(ctx context.Context, tenant string, whole domain.Search, l Leg, depth int) (domain.Search, error) {
+	sub, err := s.Repo.SubtreeIndex(ctx, tenant, s.Embedder.Model(), l.Filter.Scope)
+	if err != nil || sub == "" {
+		return whole, err
+	}
+	rows, err := s.Repo.Reachable(ctx, tenant, Filter{Scope: sub, Allow: []string{sub}})
+	if err != nil {
+		return whole, fmt.Errorf("count the subtree's rows: %w", err)
+	}
+	return domain.SubtreePlan(whole, l.Reach, sub, rows, depth), nil
 }
 
 // paths fills in the workarea paths of what recall returns.

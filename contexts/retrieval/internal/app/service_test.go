@@ -20,7 +20,12 @@ type planRepo struct {
 	Repository
 	reach       int64
 	overfetched int
+	subtree     string // the subtree index SubtreeIndex reports
 	plans       []domain.Search
+}
+
+func (r *planRepo) SubtreeIndex(context.Context, string, string, string) (string, error) {
+	return r.subtree, nil
 }
 
 func (r *planRepo) Steering(context.Context, string, Filter, int) ([]Entry, error) { return nil, nil }
@@ -93,11 +98,16 @@ func TestShortOverfetchFallsBackToFilteredSearch(t *testing.T) {
 		overfetched int
 		want        []domain.Method
 		hits        int
+		subtree     string
 	}{
 		{overfetched: 3, want: []domain.Method{domain.Overfetch, domain.Filtered}, hits: 10},
 		{overfetched: 10, want: []domain.Method{domain.Overfetch}, hits: 10},
+		// In a subtree's own index too; the filtered search that follows a
+		// short walk there searches the shared index.
+		{overfetched: 3, want: []domain.Method{domain.Overfetch, domain.Filtered}, hits: 10, subtree: "u"},
+		{overfetched: 10, want: []domain.Method{domain.Overfetch}, hits: 10, subtree: "u"},
 	} {
-		repo := &planRepo{reach: 100_000, overfetched: c.overfetched}
+		repo := &planRepo{reach: 100_000, overfetched: c.overfetched, subtree: c.subtree}
 		svc := New(Deps{Repo: repo, Access: oneWorkarea{}, Embedder: unitEmbedder{}, Tx: noTx{}})
 		res, err := svc.Recall(ctx, domain.Query{Text: "wing flutter", Scope: "wa_1", K: 10})
 		if err != nil {
@@ -112,6 +122,12 @@ func TestShortOverfetchFallsBackToFilteredSearch(t *testing.T) {
 		}
 		if res.Plan.Method != c.want[len(c.want)-1] || len(res.Hits) != c.hits {
 			t.Errorf("overfetch finding %d: plan %v with %d hits", c.overfetched, res.Plan, len(res.Hits))
+		}
+		if first := repo.plans[0]; first.Subtree != c.subtree {
+			t.Errorf("overfetch finding %d, subtree index %q: first search %v", c.overfetched, c.subtree, first)
+		}
+		if last := repo.plans[len(repo.plans)-1]; last.Method == domain.Filtered && last.Subtree != "" {
+			t.Errorf("a filtered search in a subtree's index: %v", last)
 		}
 	}
 }

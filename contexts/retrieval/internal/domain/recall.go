@@ -159,13 +159,42 @@ type Search struct {
 	// Candidates is how many of the index's nearest rows an Overfetch
 	// takes before filtering.
 	Candidates int
+	// Subtree, when set, is the id path of the subtree whose own HNSW
+	// index an Overfetch walks (SubtreePlan) instead of the model's
+	// index over every tenant's rows.
+	Subtree string
 }
 
 func (s Search) String() string {
+	if s.Method == Overfetch && s.Subtree != "" {
+		return fmt.Sprintf("%v %d in %s", s.Method, s.Candidates, s.Subtree)
+	}
 	if s.Method == Overfetch {
 		return fmt.Sprintf("%v %d", s.Method, s.Candidates)
 	}
 	return s.Method.String()
+}
+
+// SubtreePlan chooses between the plan over the model's whole index
+// (whole, from Plan) and an overfetch in the index of a subtree holding
+// the scope (subtree, its id path; subtreeRows, the rows it holds, from
+// the maintained counts). The subtree's index serves when the scope
+// reaches more rows than an exact scan handles cheaply (ExactThreshold)
+// and Plan, with the subtree's rows as the index, chooses an overfetch
+// there: its graph holds only the subtree's rows, so the walk a scope
+// needs is the walk it would need in an index of that size (at 1M
+// entries, a 10 % subtree's own index recalled more in a fifth of the
+// time; docs/BENCHMARKS.md). Otherwise whole stands.
+func SubtreePlan(whole Search, reachable int64, subtree string, subtreeRows int64, depth int) Search {
+	if subtree == "" || reachable <= ExactThreshold || subtreeRows <= 0 {
+		return whole
+	}
+	s := Plan(reachable, subtreeRows, depth)
+	if s.Method != Overfetch {
+		return whole
+	}
+	s.Subtree = subtree
+	return s
 }
 
 // ExactThreshold is the most rows an exact scan handles within the

@@ -197,3 +197,24 @@ func TestFullTextGenericOnlyForADominantTenant(t *testing.T) {
 		}
 	}
 }
+
+func TestSubtreePlan(t *testing.T) {
+	whole := func(reach int64) Search { return Plan(reach, 1_000_000, 32) }
+	for _, c := range []struct {
+		name           string
+		reach, subRows int64
+		subtree        string
+		want           Search
+	}{
+		{"no subtree index", 100_000, 100_000, "", whole(100_000)},
+		{"the whole subtree", 100_000, 100_000, "r.a0", Search{Method: Overfetch, Candidates: 64, Subtree: "r.a0"}},
+		{"a tenth of it", 10_000, 100_000, "r.a0", Search{Method: Overfetch, Candidates: 203, Subtree: "r.a0"}},
+		{"few rows: exact stays", ExactThreshold, 100_000, "r.a0", Search{Method: Exact}},
+		{"a sliver of a big subtree: the whole plan", 5_000, 500_000, "r.a0", whole(5_000)},
+		{"an unknown count", 100_000, 0, "r.a0", whole(100_000)},
+	} {
+		if got := SubtreePlan(whole(c.reach), c.reach, c.subtree, c.subRows, 32); got != c.want {
+			t.Errorf("%s: SubtreePlan = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

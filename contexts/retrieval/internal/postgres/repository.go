@@ -34,6 +34,11 @@ type Repository struct {
 		sync.Mutex
 		seen map[string]scopeSeen
 	}
+	// subtrees remembers which subtree index served a scope (subtree.go).
+	subtrees struct {
+		sync.Mutex
+		seen map[string]subtreeSeen
+	}
 }
 
 // scopeSeen is whether a scope index was valid when last looked at.
@@ -434,10 +439,19 @@ ORDER BY (embedding <=> $2) LIMIT $6`
 		generic = true
 		walkSettings = `, set_config('hnsw.iterative_scan', 'off', true), set_config('hnsw.ef_search', $1, true)`
 		walkArgs = []any{strconv.Itoa(s.Candidates)}
+		// In a subtree's own index (subtree.go) the walk's WHERE is that
+		// index's predicate, literally, so that Postgres proves it applies.
+		walk := modelIs
+		if s.Subtree != "" {
+			if !isIDPath(s.Subtree) {
+				return nil, fmt.Errorf("subtree %q is not an id path", s.Subtree)
+			}
+			walk = subtreePredicate(tenant, model, s.Subtree)
+		}
 		sql = fmt.Sprintf(`SELECT artifact_id, distance FROM (
     SELECT artifact_id, tenant_id, kind, simulation_id, workarea_id_path, %[1]s AS distance
     FROM retrieval.entries WHERE %[2]s ORDER BY %[1]s LIMIT $8) AS nearest
-WHERE `, expr, modelIs) + fenced + scopeTest("workarea_id_path", true) + `
+WHERE `, expr, walk) + fenced + scopeTest("workarea_id_path", true) + `
 ORDER BY distance LIMIT $6`
 	case domain.Filtered:
 		setLocal = "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 200"
@@ -629,32 +643,44 @@ func (r *Repository) EnsureVectorIndex(ctx context.Context, model string, dim in
 	defer conn.Release()
 	built := false
 	for _, ix := range todo {
-		var exists, valid, building bool
-		err := conn.QueryRow(ctx, `SELECT to_regclass('retrieval.' || $1) IS NOT NULL,
-    coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('retrieval.' || $1)), false),
-    EXISTS (SELECT 1 FROM pg_stat_progress_create_index WHERE index_relid = to_regclass('retrieval.' || $1))`, ix.name).Scan(&exists, &valid, &building)
+		b, err := ensureIndex(ctx, conn.Conn(), ix.name, ix.serial, ix.ddl)
 		if err != nil {
 			return built, err
 		}
-		if exists && valid {
-			continue
-		}
-		// Invalid while another session builds it (a second reindex run
-		// at the same time): not ours to drop.
-		if building {
-			return built, fmt.Errorf("%s is being built by another session; run again when it is done", ix.name)
-		}
-		if exists {
-			if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY retrieval."+ix.name); err != nil {
-				return built, fmt.Errorf("drop invalid %s: %w", ix.name, err)
-			}
-		}
-		if err := buildIndex(ctx, conn.Conn(), ix.serial, ix.ddl); err != nil {
-			return built, fmt.Errorf("build %s: %w", ix.name, err)
-		}
-		built = true
+		built = built || b
 	}
 	return built, nil
+}
+
+// ensureIndex builds an index with ddl (a CREATE INDEX CONCURRENTLY IF NOT
+// EXISTS) unless a valid one of that name exists; one a failed concurrent
+// build left invalid is dropped and built again. It reports whether it
+// built one.
+func ensureIndex(ctx context.Context, conn *pgx.Conn, name string, serial bool, ddl string) (bool, error) {
+	var exists, valid, building bool
+	err := conn.QueryRow(ctx, `SELECT to_regclass('retrieval.' || $1) IS NOT NULL,
+    coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('retrieval.' || $1)), false),
+    EXISTS (SELECT 1 FROM pg_stat_progress_create_index WHERE index_relid = to_regclass('retrieval.' || $1))`, name).Scan(&exists, &valid, &building)
+	if err != nil {
+		return false, err
+	}
+	if exists && valid {
+		return false, nil
+	}
+	// Invalid while another session builds it (a second run at the same
+	// time): not ours to drop.
+	if building {
+		return false, fmt.Errorf("%s is being built by another session; run again when it is done", name)
+	}
+	if exists {
+		if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY retrieval."+name); err != nil {
+			return false, fmt.Errorf("drop invalid %s: %w", name, err)
+		}
+	}
+	if err := buildIndex(ctx, conn, serial, ddl); err != nil {
+		return false, fmt.Errorf("build %s: %w", name, err)
+	}
+	return true, nil
 }
 
 // buildIndex runs one CREATE INDEX CONCURRENTLY, serial with one

@@ -1,0 +1,151 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/omlhub/oml/contexts/retrieval/internal/app"
+	"github.com/omlhub/oml/platform/errs"
+)
+
+// Subtree indexes: an HNSW index of one tenant's entries under one
+// subtree, for one model, that an operator builds for a large subtree
+// (oml-server subtree-index). Its partial predicate names the tenant, the
+// model and the subtree as literals, so the catalog is the only registry:
+// a scope's candidates are its ancestors' names, and a valid index of
+// that name is one to use. Recall's SQL repeats the predicate literally,
+// which is what lets Postgres prove the index applies; the scope, allow,
+// deny and fence tests stay outside the index walk as in every vector
+// search, so an index dropped or rebuilt meanwhile costs speed, never a
+// row the caller may not read.
+
+// SubtreeIndexName names the subtree index of a tenant's entries under
+// idPath for a model: a digest, since the path may be long.
+func SubtreeIndexName(tenant, model, idPath string) string {
+	sum := sha256.Sum256([]byte(tenant + "\x00" + model + "\x00" + idPath))
+	return fmt.Sprintf("entries_subtree_%x", sum[:8])
+}
+
+// idPathSyntax is an id path as the access context makes them: ltree
+// labels of letters, digits and underscores.
+var idPathSyntax = regexp.MustCompile(`^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$`)
+
+// isIDPath says s is an id path of at most maxIDPath bytes.
+func isIDPath(s string) bool { return len(s) <= maxIDPath && idPathSyntax.MatchString(s) }
+
+// maxIDPath bounds the id paths a subtree index is looked up or built
+// for (a deeper scope simply does not use one).
+const maxIDPath = 4096
+
+// subtreePredicate is a subtree index's partial predicate, written the
+// same way in its CREATE INDEX and in the queries that walk it.
+func subtreePredicate(tenant, model, idPath string) string {
+	return "tenant_id = " + quote(tenant) + " AND embedding_model = " + quote(model) +
+		" AND kind <> 'steering' AND workarea_id_path <@ " + quote(idPath) + "::ltree"
+}
+
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// subtreeSeen is which subtree index served a scope when last looked up.
+type subtreeSeen struct {
+	idPath string
+	at     time.Time
+}
+
+// maxSubtreeSeen bounds the remembered lookups; past it they start over.
+const maxSubtreeSeen = 10_000
+
+// SubtreeIndex returns the deepest subtree holding scope with a valid
+// index for the tenant and model, or "". A lookup is kept for a minute,
+// so an index built or dropped is seen within one.
+func (r *Repository) SubtreeIndex(ctx context.Context, tenant, model, scope string) (string, error) {
+	if !isIDPath(scope) {
+		return "", nil
+	}
+	key := tenant + "\x00" + model + "\x00" + scope
+	r.subtrees.Lock()
+	seen, known := r.subtrees.seen[key]
+	r.subtrees.Unlock()
+	if known && time.Since(seen.at) < time.Minute {
+		return seen.idPath, nil
+	}
+	labels := strings.Split(scope, ".")
+	paths := make([]string, len(labels))
+	names := make([]string, len(labels))
+	for i := range labels {
+		paths[i] = strings.Join(labels[:i+1], ".")
+		names[i] = SubtreeIndexName(tenant, model, paths[i])
+	}
+	var idPath string
+	err := r.conn(ctx).QueryRow(ctx, `SELECT x.path FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(path, name, depth)
+JOIN pg_index i ON i.indexrelid = to_regclass('retrieval.' || x.name)
+WHERE i.indisvalid
+ORDER BY x.depth DESC LIMIT 1`, paths, names).Scan(&idPath)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("subtree index: %w", err)
+	}
+	r.subtrees.Lock()
+	defer r.subtrees.Unlock()
+	if r.subtrees.seen == nil || len(r.subtrees.seen) >= maxSubtreeSeen {
+		r.subtrees.seen = map[string]subtreeSeen{}
+	}
+	r.subtrees.seen[key] = subtreeSeen{idPath: idPath, at: time.Now()}
+	return idPath, nil
+}
+
+// EnsureSubtreeIndex builds, unless a valid one exists, the HNSW index of
+// the tenant's entries under idPath for the model (m 16, ef_construction
+// 200 and one maintenance worker, as the model's own index), without
+// blocking writes; it reports the index's rows and size.
+func (r *Repository) EnsureSubtreeIndex(ctx context.Context, tenant, model string, dim int, idPath string) (app.SubtreeIndex, error) {
+	if !isIDPath(idPath) {
+		return app.SubtreeIndex{}, errs.New(errs.Validation, "a subtree is named by its id path, ltree labels of workarea ids", "id path %q is not one", idPath)
+	}
+	out := app.SubtreeIndex{Tenant: tenant, IDPath: idPath, Model: model, Name: SubtreeIndexName(tenant, model, idPath)}
+	ddl := fmt.Sprintf(`CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON retrieval.entries
+    USING hnsw ((embedding::halfvec(%d)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 200)
+    WHERE %s`, out.Name, dim, subtreePredicate(tenant, model, idPath))
+	conn, err := r.db.Pool.Acquire(ctx)
+	if err != nil {
+		return out, err
+	}
+	defer conn.Release()
+	if out.Built, err = ensureIndex(ctx, conn.Conn(), out.Name, true, ddl); err != nil {
+		return out, err
+	}
+	err = conn.QueryRow(ctx, `SELECT c.reltuples::bigint, pg_relation_size(c.oid) FROM pg_class c WHERE c.oid = to_regclass('retrieval.' || $1)`,
+		out.Name).Scan(&out.Rows, &out.Bytes)
+	r.forgetSubtrees()
+	return out, err
+}
+
+// DropSubtreeIndex drops the subtree index, without blocking writes; it
+// reports whether there was one.
+func (r *Repository) DropSubtreeIndex(ctx context.Context, tenant, model, idPath string) (bool, error) {
+	if !isIDPath(idPath) {
+		return false, errs.New(errs.Validation, "a subtree is named by its id path, ltree labels of workarea ids", "id path %q is not one", idPath)
+	}
+	name := SubtreeIndexName(tenant, model, idPath)
+	var exists bool
+	if err := r.db.Pool.QueryRow(ctx, `SELECT to_regclass('retrieval.' || $1) IS NOT NULL`, name).Scan(&exists); err != nil || !exists {
+		return false, err
+	}
+	if _, err := r.db.Pool.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS retrieval."+name); err != nil {
+		return false, err
+	}
+	r.forgetSubtrees()
+	return true, nil
+}
+
+func (r *Repository) forgetSubtrees() {
+	r.subtrees.Lock()
+	r.subtrees.seen = nil
+	r.subtrees.Unlock()
+}
