@@ -128,6 +128,7 @@ func TestSubtreeIndexCommand(t *testing.T) {
 		{"--tenant", s.TenantID},
 		{"--workarea", tm.crew.ID},
 		{"--tenant", s.TenantID, "--workarea", tm.crew.ID, "extra"},
+		{"--list", "--workarea", tm.crew.ID},
 	} {
 		if _, _, err := run(args...); err == nil {
 			t.Fatalf("subtree-index %v was accepted", args)
@@ -155,18 +156,33 @@ func TestSubtreeIndexCommand(t *testing.T) {
 	if out, _, err = run("--tenant", s.TenantID, "--workarea", tm.crew.ID); err != nil || out["built"] != false || out["index"] != name {
 		t.Fatalf("built again: %v, %v", out, err)
 	}
+	listed := func(args ...string) []any {
+		t.Helper()
+		out, _, err := run(append([]string{"--list"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		indexes, _ := out["indexes"].([]any)
+		return indexes
+	}
+	if got := listed("--tenant", s.TenantID); len(got) != 1 || got[0].(map[string]any)["index"] != name || got[0].(map[string]any)["valid"] != true {
+		t.Fatalf("listed: %v", got)
+	}
+	if got := listed("--tenant", "ten_nobody"); len(got) != 0 {
+		t.Fatalf("listed for another tenant: %v", got)
+	}
 	r := decode[recallOut](t, s.do(t, "POST", "/v1/recall", tm.reader.Token,
 		map[string]any{"query": "sailing boats in the harbour", "scope": tm.crew.ID}), 200)
 	if ids := r.hitIDs(); len(ids) == 0 || ids[0] != boat {
 		t.Fatalf("recall with a subtree index: %+v", r.Hits)
 	}
-	if out, _, err = run("--tenant", s.TenantID, "--workarea", tm.crew.ID, "--drop"); err != nil || out["dropped"] != true {
+	if out, _, err = run("--tenant", s.TenantID, "--workarea", tm.crew.ID, "--drop"); err != nil || out["dropped"] != true || out["index"] != name {
 		t.Fatalf("drop: %v, %v", out, err)
 	}
 	if n := s.count(t, `SELECT count(*) FROM pg_class WHERE oid = to_regclass('retrieval.' || $1)`, name); n != 0 {
 		t.Fatalf("index %s left after the drop", name)
 	}
-	if out, _, err = run("--tenant", s.TenantID, "--workarea", tm.crew.ID, "--drop"); err != nil || out["dropped"] == true {
+	if out, _, err = run("--tenant", s.TenantID, "--workarea", tm.crew.ID, "--drop"); err != nil || out["dropped"] != false {
 		t.Fatalf("drop again: %v, %v", out, err)
 	}
 }

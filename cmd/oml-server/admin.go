@@ -178,19 +178,26 @@ func reindex(ctx context.Context, args []string, getenv func(string) string, std
 	return json.NewEncoder(stdout).Encode(rep)
 }
 
-// subtreeIndex builds or drops the HNSW index of a tenant's entries under
-// one workarea's subtree (docs/OPERATIONS.md, "Subtree indexes").
+// subtreeIndex builds, drops or lists the HNSW indexes of a tenant's
+// entries under one workarea's subtree (docs/OPERATIONS.md, "Subtree
+// indexes").
 func subtreeIndex(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("subtree-index", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	tenant := fs.String("tenant", "", "the tenant id")
 	workarea := fs.String("workarea", "", "the workarea (id or path) whose subtree to index")
-	drop := fs.Bool("drop", false, "drop the subtree's index instead")
+	drop := fs.Bool("drop", false, "drop the subtree's index (of the configured model) instead")
+	list := fs.Bool("list", false, "list the subtree indexes of the tenant (of every tenant without --tenant), any model")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *tenant == "" || *workarea == "" || fs.NArg() > 0 {
-		return errors.New("subtree-index: --tenant and --workarea are required, and nothing else")
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("subtree-index: unexpected argument %q", fs.Arg(0))
+	case *list && (*drop || *workarea != ""):
+		return errors.New("subtree-index: --list takes no --workarea or --drop")
+	case !*list && (*tenant == "" || *workarea == ""):
+		return errors.New("subtree-index: --tenant and --workarea are required (or --list)")
 	}
 	cfg, db, err := currentDatabase(ctx, getenv, "subtree-index")
 	if err != nil {
@@ -201,16 +208,27 @@ func subtreeIndex(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return err
 	}
+	var out any
+	if *list {
+		listed, err := ret.ListSubtreeIndexes(ctx, *tenant)
+		if err != nil {
+			return fmt.Errorf("subtree-index: %w", err)
+		}
+		out = struct {
+			Indexes []retrieval.ListedSubtreeIndex `json:"indexes"`
+		}{append([]retrieval.ListedSubtreeIndex{}, listed...)}
+		return json.NewEncoder(stdout).Encode(out)
+	}
 	acc := access.New(access.Deps{DB: db, Journal: journal.New(db, nil), Idempotency: idempotency.New(db)})
 	w, err := acc.Locate(ctx, *tenant, *workarea)
 	if err != nil {
 		return fmt.Errorf("subtree-index: %w", err)
 	}
-	build := ret.BuildSubtreeIndex
 	if *drop {
-		build = ret.DropSubtreeIndex
+		out, err = ret.DropSubtreeIndex(ctx, *tenant, w.IDPath)
+	} else {
+		out, err = ret.BuildSubtreeIndex(ctx, *tenant, w.IDPath)
 	}
-	out, err := build(ctx, *tenant, w.IDPath)
 	if err != nil {
 		return fmt.Errorf("subtree-index: %w", err)
 	}

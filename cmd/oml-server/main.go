@@ -1,5 +1,6 @@
 // Command oml-server is the OML server: serve, migrate, keygen, bootstrap,
-// reindex, and the master-key rotation (rotate-master-key, rewrap).
+// reindex, subtree-index, and the master-key rotation (rotate-master-key,
+// rewrap).
 package main
 
 import (
@@ -47,6 +48,8 @@ commands:
                             build (or drop) an HNSW index of the tenant's entries under
                             the workarea's subtree, which recall inside it walks, while
                             serving; print JSON
+  subtree-index --list [--tenant ID]
+                            list subtree indexes (name, valid, bytes, predicate); print JSON
 `
 
 // pdfChildCommand runs one PDF parse as serve's sandbox child.

@@ -321,7 +321,9 @@ func orEmpty(s []string) []string {
 // are bulk-loaded (loaded.load: COPY, the indexes built once). Sizes come
 // from RECALL_SIZES (default 10000,100000); RECALL_DATABASE_URL runs in an
 // existing database and keeps what an earlier run loaded there (a million
-// entries load in about 3 minutes and index in about 25):
+// entries load in about 3 minutes and index in about 25).
+// RECALL_SUBTREE_INDEXES=1 builds the ten 10 % subtrees' own HNSW indexes
+// (about 3 minutes each at 1M) before measuring, =0 drops them:
 //
 //	go test -run '^$' -bench Recall -benchtime 1x -timeout 2h ./contexts/retrieval
 func BenchmarkRecall(b *testing.B) {
@@ -368,6 +370,9 @@ func BenchmarkRecall(b *testing.B) {
 			start = time.Now()
 			buildVectorIndex(ctx, b, db)
 			builds = append(builds, fmt.Sprintf("| %d | %s | %.1f s |", n, loadTime, time.Since(start).Seconds()))
+		}
+		if subtrees := subtreeIndexes(ctx, b, db); subtrees != "" {
+			builds = append(builds, subtrees)
 		}
 		warmed = append(warmed, fmt.Sprintf("| %d | %s |", n, prewarm(ctx, b, db)))
 		// A server's pooled connections are long-lived; a new Postgres
@@ -437,6 +442,41 @@ func BenchmarkRecall(b *testing.B) {
 	for _, row := range stages {
 		fmt.Println(row)
 	}
+}
+
+// subtreeIndexes builds (RECALL_SUBTREE_INDEXES=1) or drops (=0) the
+// subtree indexes of the ten 10 % subtrees, as oml-server subtree-index
+// does; unset, it leaves what the database has. It returns a table row
+// for what it built, or "".
+func subtreeIndexes(ctx context.Context, b *testing.B, db *pg.DB) string {
+	want := os.Getenv("RECALL_SUBTREE_INDEXES")
+	if want != "0" && want != "1" {
+		return ""
+	}
+	repo := postgres.New(db)
+	emb := embed.NewBuiltin(embed.DefaultDim)
+	start := time.Now()
+	built := 0
+	for a := range 10 {
+		path := fmt.Sprintf("r.a%d", a)
+		if want == "0" {
+			if _, _, err := repo.DropSubtreeIndex(ctx, benchTen, emb.Model(), path); err != nil {
+				b.Fatal(err)
+			}
+			continue
+		}
+		ix, err := repo.EnsureSubtreeIndex(ctx, benchTen, emb.Model(), emb.Dim(), path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if ix.Built {
+			built++
+		}
+	}
+	if built == 0 {
+		return ""
+	}
+	return fmt.Sprintf("| %d subtree indexes of r.a0–r.a9 | | %.1f s |", built, time.Since(start).Seconds())
 }
 
 // benchDB is a fresh database, or the one RECALL_DATABASE_URL names

@@ -45,6 +45,10 @@ type (
 	// SubtreeIndex is an HNSW index of one tenant's entries under one
 	// subtree.
 	SubtreeIndex = app.SubtreeIndex
+	// DroppedSubtreeIndex is what a drop of one did.
+	DroppedSubtreeIndex = app.DroppedSubtreeIndex
+	// ListedSubtreeIndex is a subtree index as the catalog shows it.
+	ListedSubtreeIndex = app.ListedSubtreeIndex
 	// ReadLog is one read as the read log records it.
 	ReadLog = app.ReadLog
 	// Sessions is the sessions context as search needs it.
@@ -207,8 +211,14 @@ func (m *Module) BuildSubtreeIndex(ctx context.Context, tenant, idPath string) (
 }
 
 // DropSubtreeIndex drops the subtree index at a workarea's id path.
-func (m *Module) DropSubtreeIndex(ctx context.Context, tenant, idPath string) (SubtreeIndex, error) {
+func (m *Module) DropSubtreeIndex(ctx context.Context, tenant, idPath string) (DroppedSubtreeIndex, error) {
 	return m.svc.DropSubtreeIndex(ctx, tenant, idPath)
+}
+
+// ListSubtreeIndexes lists a tenant's subtree indexes ("" for every
+// tenant's), of any model.
+func (m *Module) ListSubtreeIndexes(ctx context.Context, tenant string) ([]ListedSubtreeIndex, error) {
+	return m.svc.ListSubtreeIndexes(ctx, tenant)
 }
 
 // LogRead records another context's read (the graph) in the read log.

@@ -12,6 +12,7 @@ import (
 	"github.com/omlhub/oml/contexts/retrieval/internal/embed"
 	"github.com/omlhub/oml/contexts/retrieval/internal/postgres"
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/platform/pgtest"
 )
 
@@ -35,12 +36,18 @@ func TestSubtreeIndex(t *testing.T) {
 	svc := newBenchService(db)
 
 	// The subtree r.a0 is leaves 0–99.
-	for _, bad := range []string{"r.a0'; DROP TABLE x; --", "", "r..a0", strings.Repeat("a.", 3000) + "a"} {
-		if _, err := svc.BuildSubtreeIndex(ctx, benchTen, bad); !errs.Is(err, errs.Validation) {
-			t.Fatalf("an id path that is not one (%.20q): %v", bad, err)
+	for _, bad := range []struct{ tenant, path string }{
+		{benchTen, "r.a0'; DROP TABLE x; --"}, {benchTen, ""}, {benchTen, "r..a0"}, {benchTen, strings.Repeat("a.", 3000) + "a"},
+		{"ten'x", "r.a0"}, {"", "r.a0"},
+	} {
+		if _, err := svc.BuildSubtreeIndex(ctx, bad.tenant, bad.path); !errs.Is(err, errs.Validation) {
+			t.Fatalf("building for %.20q, %.20q: %v", bad.tenant, bad.path, err)
 		}
-		if _, err := svc.DropSubtreeIndex(ctx, benchTen, bad); !errs.Is(err, errs.Validation) {
-			t.Fatalf("dropping an id path that is not one (%.20q): %v", bad, err)
+		if _, err := svc.DropSubtreeIndex(ctx, bad.tenant, bad.path); !errs.Is(err, errs.Validation) {
+			t.Fatalf("dropping for %.20q, %.20q: %v", bad.tenant, bad.path, err)
+		}
+		if got, err := repo.SubtreeIndex(ctx, bad.tenant, emb.Model(), bad.path); got != "" || err != nil {
+			t.Fatalf("looking up %.20q, %.20q: %q, %v", bad.tenant, bad.path, got, err)
 		}
 	}
 	built, err := svc.BuildSubtreeIndex(ctx, benchTen, "r.a0")
@@ -53,6 +60,13 @@ func TestSubtreeIndex(t *testing.T) {
 	again, err := svc.BuildSubtreeIndex(ctx, benchTen, "r.a0")
 	if err != nil || again.Built {
 		t.Fatalf("built again: %+v, %v", again, err)
+	}
+	if listed, err := svc.ListSubtreeIndexes(ctx, benchTen); err != nil || len(listed) != 1 || listed[0].Name != built.Name ||
+		!listed[0].Valid || !strings.Contains(listed[0].Predicate, "'r.a0'::ltree") {
+		t.Fatalf("listed: %+v, %v", listed, err)
+	}
+	if listed, err := svc.ListSubtreeIndexes(ctx, "ten_other"); err != nil || len(listed) != 0 {
+		t.Fatalf("another tenant's list: %+v, %v", listed, err)
 	}
 	for scope, want := range map[string]string{"r.a0": "r.a0", "r.a0.b3": "r.a0", "r.a0.b3.c4": "r.a0", "r": "", "r.a1.b0": "", "x.y": ""} {
 		got, err := repo.SubtreeIndex(ctx, benchTen, emb.Model(), scope)
@@ -113,14 +127,7 @@ WHERE e.tenant_id = $1 AND e.artifact_id = $2`, benchTen, art); err != nil {
 			if len(got) == 0 || len(want) == 0 || got[0] != want[0] {
 				t.Errorf("%+v: subtree walk %v, exact %v", f, got, want)
 			}
-			for _, id := range got {
-				if slices.Contains(forbidden, id) {
-					t.Errorf("%+v: the subtree walk returned %s", f, id)
-				}
-				if f.Deny != nil && id == art {
-					t.Errorf("%+v: the subtree walk returned a denied row", f)
-				}
-			}
+			inFilter(ctx, t, db, f, got, forbidden)
 			return nil
 		})
 		if err != nil {
@@ -155,14 +162,56 @@ WHERE e.tenant_id = $1 AND e.artifact_id = $2`, benchTen, art); err != nil {
 	if got := plan("r.a0", 300); got.Method != domain.Exact {
 		t.Errorf("plan for 30 rows: %v, want exact", got)
 	}
+	// Another server remembers the index for a minute after it is
+	// dropped: its walks then find no index to walk, and still return only
+	// what the filter admits.
+	stale := postgres.New(db)
+	if got, _ := stale.SubtreeIndex(ctx, benchTen, emb.Model(), "r.a0"); got != "r.a0" {
+		t.Fatalf("lookup before the drop: %q", got)
+	}
 	dropped, err := svc.DropSubtreeIndex(ctx, benchTen, "r.a0")
-	if err != nil || !dropped.Dropped {
+	if err != nil || !dropped.Dropped || dropped.Name != built.Name {
 		t.Fatalf("drop: %+v, %v", dropped, err)
+	}
+	if got, _ := stale.SubtreeIndex(ctx, benchTen, emb.Model(), "r.a0"); got != "r.a0" {
+		t.Fatalf("a remembered lookup: %q", got)
+	}
+	for _, f := range []app.Filter{{Scope: "r.a0", Allow: []string{"r"}}, {Scope: "r.a0", Allow: []string{"r.a0.b0", "r.a0.b1"}}} {
+		got, err := stale.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vecs[0], f, 20, domain.Search{Method: domain.Overfetch, Candidates: 200, Subtree: "r.a0"})
+		if err != nil {
+			t.Fatalf("a walk of a dropped index: %v", err)
+		}
+		inFilter(ctx, t, db, f, got, forbidden)
 	}
 	if got := plan("r.a0", domain.ExactThreshold+1); got.Subtree != "" {
 		t.Errorf("plan after the drop: %v", got)
 	}
 	if dropped, err := svc.DropSubtreeIndex(ctx, benchTen, "r.a0"); err != nil || dropped.Dropped {
 		t.Fatalf("drop again: %+v, %v", dropped, err)
+	}
+}
+
+// inFilter fails the test unless every id is one of the tenant's own
+// memories (no steering row, no simulation's) under the filter's scope,
+// under one of its allowed subtrees and under none of its denied ones, and
+// none of forbidden.
+func inFilter(ctx context.Context, t *testing.T, db *pg.DB, f app.Filter, ids, forbidden []string) {
+	t.Helper()
+	under := func(path, root string) bool { return path == root || strings.HasPrefix(path, root+".") }
+	for _, id := range ids {
+		if slices.Contains(forbidden, id) {
+			t.Errorf("%+v: returned %s", f, id)
+			continue
+		}
+		var tenant, kind, path string
+		var sim *string
+		if err := db.Pool.QueryRow(ctx, `SELECT tenant_id, kind, workarea_id_path::text, simulation_id FROM retrieval.entries WHERE artifact_id = $1`, id).Scan(&tenant, &kind, &path, &sim); err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		allowed := slices.ContainsFunc(f.Allow, func(a string) bool { return under(path, a) })
+		denied := slices.ContainsFunc(f.Deny, func(d string) bool { return under(path, d) })
+		if tenant != benchTen || kind == "steering" || sim != nil || !under(path, f.Scope) || !allowed || denied {
+			t.Errorf("%+v: returned %s (%s, %s, %s, simulation %v)", f, id, tenant, kind, path, sim)
+		}
 	}
 }

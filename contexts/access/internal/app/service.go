@@ -140,7 +140,12 @@ func (v view) atPath(idPath string) domain.Scope {
 // that run with the database's credentials, not a key's (oml-server
 // subtree-index): no access check, so never on a request's path.
 func (s *Service) Locate(ctx context.Context, tenant, ref string) (domain.Workarea, error) {
-	return s.resolve(ctx, tenant, ref)
+	w, err := s.resolve(ctx, tenant, ref)
+	if errs.Is(err, errs.NotFound) {
+		return w, errs.New(errs.NotFound, "a workarea is named by its id or path within its tenant",
+			"tenant %q has no workarea %q", tenant, ref)
+	}
+	return w, err
 }
 
 // resolve finds a workarea by id or path within the caller's tenant.

@@ -156,7 +156,28 @@ type Repository interface {
 
 	// Subtree indexes (oml-server subtree-index).
 	EnsureSubtreeIndex(ctx context.Context, tenant, model string, dim int, idPath string) (SubtreeIndex, error)
-	DropSubtreeIndex(ctx context.Context, tenant, model, idPath string) (bool, error)
+	// DropSubtreeIndex returns the index's name and whether it was there.
+	DropSubtreeIndex(ctx context.Context, tenant, model, idPath string) (string, bool, error)
+	ListSubtreeIndexes(ctx context.Context, tenant string) ([]ListedSubtreeIndex, error)
+}
+
+// ListedSubtreeIndex is a subtree index as the catalog shows it: its name,
+// whether Postgres may use it (an interrupted build leaves it invalid),
+// its size and its predicate (tenant, model and subtree).
+type ListedSubtreeIndex struct {
+	Name      string `json:"index"`
+	Valid     bool   `json:"valid"`
+	Bytes     int64  `json:"bytes"`
+	Predicate string `json:"predicate"`
+}
+
+// DroppedSubtreeIndex is what a drop did.
+type DroppedSubtreeIndex struct {
+	Tenant  string `json:"tenant_id"`
+	IDPath  string `json:"id_path"`
+	Model   string `json:"model"`
+	Name    string `json:"index"`
+	Dropped bool   `json:"dropped"`
 }
 
 // SubtreeIndex is an HNSW index of one tenant's entries under one
@@ -168,8 +189,6 @@ type SubtreeIndex struct {
 	Name   string `json:"index,omitempty"`
 	// Built says this run built it (false: it was there already).
 	Built bool `json:"built"`
-	// Dropped says a drop found one and dropped it.
-	Dropped bool `json:"dropped,omitempty"`
 	// Rows and Bytes are the index's entries (Postgres's estimate) and
 	// size.
 	Rows  int64 `json:"rows"`

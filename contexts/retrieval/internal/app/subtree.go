@@ -11,11 +11,17 @@ func (s *Service) BuildSubtreeIndex(ctx context.Context, tenant, idPath string) 
 	return s.Repo.EnsureSubtreeIndex(ctx, tenant, s.Embedder.Model(), s.Embedder.Dim(), idPath)
 }
 
-// DropSubtreeIndex drops the subtree index BuildSubtreeIndex built; it
-// reports whether there was one.
-func (s *Service) DropSubtreeIndex(ctx context.Context, tenant, idPath string) (SubtreeIndex, error) {
-	out := SubtreeIndex{Tenant: tenant, IDPath: idPath, Model: s.Embedder.Model()}
-	dropped, err := s.Repo.DropSubtreeIndex(ctx, tenant, out.Model, idPath)
-	out.Dropped = dropped
+// DropSubtreeIndex drops the subtree index BuildSubtreeIndex built for
+// the configured model; Dropped says there was one.
+func (s *Service) DropSubtreeIndex(ctx context.Context, tenant, idPath string) (DroppedSubtreeIndex, error) {
+	out := DroppedSubtreeIndex{Tenant: tenant, IDPath: idPath, Model: s.Embedder.Model()}
+	var err error
+	out.Name, out.Dropped, err = s.Repo.DropSubtreeIndex(ctx, tenant, out.Model, idPath)
 	return out, err
+}
+
+// ListSubtreeIndexes lists the subtree indexes of a tenant ("" for every
+// tenant's), whatever their model.
+func (s *Service) ListSubtreeIndexes(ctx context.Context, tenant string) ([]ListedSubtreeIndex, error) {
+	return s.Repo.ListSubtreeIndexes(ctx, tenant)
 }

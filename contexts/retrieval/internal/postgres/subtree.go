@@ -40,6 +40,22 @@ var idPathSyntax = regexp.MustCompile(`^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$`)
 // isIDPath says s is an id path of at most maxIDPath bytes.
 func isIDPath(s string) bool { return len(s) <= maxIDPath && idPathSyntax.MatchString(s) }
 
+// tenantSyntax is a tenant id: the literals a subtree index's predicate
+// holds are checked, not only quoted.
+var tenantSyntax = regexp.MustCompile(`^[A-Za-z0-9_]{1,128}$`)
+
+// literalsOK says a subtree index's predicate may name tenant, model and
+// idPath: a tenant id, a model without backslashes (quote doubles quotes
+// only) and an id path.
+func literalsOK(tenant, model, idPath string) bool {
+	return tenantSyntax.MatchString(tenant) && !strings.ContainsRune(model, '\\') && isIDPath(idPath)
+}
+
+func badLiterals(tenant, idPath string) error {
+	return errs.New(errs.Validation, "a subtree index names a tenant id, a model and an id path of ltree labels of workarea ids",
+		"tenant %q and id path %q cannot name a subtree index", tenant, idPath)
+}
+
 // maxIDPath bounds the id paths a subtree index is looked up or built
 // for (a deeper scope simply does not use one).
 const maxIDPath = 4096
@@ -66,7 +82,7 @@ const maxSubtreeSeen = 10_000
 // index for the tenant and model, or "". A lookup is kept for a minute,
 // so an index built or dropped is seen within one.
 func (r *Repository) SubtreeIndex(ctx context.Context, tenant, model, scope string) (string, error) {
-	if !isIDPath(scope) {
+	if !literalsOK(tenant, model, scope) {
 		return "", nil
 	}
 	key := tenant + "\x00" + model + "\x00" + scope
@@ -105,8 +121,8 @@ ORDER BY x.depth DESC LIMIT 1`, paths, names).Scan(&idPath)
 // 200 and one maintenance worker, as the model's own index), without
 // blocking writes; it reports the index's rows and size.
 func (r *Repository) EnsureSubtreeIndex(ctx context.Context, tenant, model string, dim int, idPath string) (app.SubtreeIndex, error) {
-	if !isIDPath(idPath) {
-		return app.SubtreeIndex{}, errs.New(errs.Validation, "a subtree is named by its id path, ltree labels of workarea ids", "id path %q is not one", idPath)
+	if !literalsOK(tenant, model, idPath) {
+		return app.SubtreeIndex{}, badLiterals(tenant, idPath)
 	}
 	out := app.SubtreeIndex{Tenant: tenant, IDPath: idPath, Model: model, Name: SubtreeIndexName(tenant, model, idPath)}
 	ddl := fmt.Sprintf(`CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON retrieval.entries
@@ -127,21 +143,54 @@ func (r *Repository) EnsureSubtreeIndex(ctx context.Context, tenant, model strin
 }
 
 // DropSubtreeIndex drops the subtree index, without blocking writes; it
-// reports whether there was one.
-func (r *Repository) DropSubtreeIndex(ctx context.Context, tenant, model, idPath string) (bool, error) {
-	if !isIDPath(idPath) {
-		return false, errs.New(errs.Validation, "a subtree is named by its id path, ltree labels of workarea ids", "id path %q is not one", idPath)
+// reports whether there was one. One another session is building is
+// refused, not waited for.
+func (r *Repository) DropSubtreeIndex(ctx context.Context, tenant, model, idPath string) (string, bool, error) {
+	if !literalsOK(tenant, model, idPath) {
+		return "", false, badLiterals(tenant, idPath)
 	}
 	name := SubtreeIndexName(tenant, model, idPath)
-	var exists bool
-	if err := r.db.Pool.QueryRow(ctx, `SELECT to_regclass('retrieval.' || $1) IS NOT NULL`, name).Scan(&exists); err != nil || !exists {
-		return false, err
+	var exists, building bool
+	err := r.db.Pool.QueryRow(ctx, `SELECT to_regclass('retrieval.' || $1) IS NOT NULL,
+    EXISTS (SELECT 1 FROM pg_stat_progress_create_index WHERE index_relid = to_regclass('retrieval.' || $1))`, name).Scan(&exists, &building)
+	if err != nil || !exists {
+		return name, false, err
+	}
+	if building {
+		return name, false, errs.New(errs.Unavailable, "one session builds or drops an index at a time",
+			"%s is being built by another session; drop it when that is done", name)
 	}
 	if _, err := r.db.Pool.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS retrieval."+name); err != nil {
-		return false, err
+		return name, false, err
 	}
 	r.forgetSubtrees()
-	return true, nil
+	return name, true, nil
+}
+
+// ListSubtreeIndexes lists the subtree indexes in the database, of one
+// tenant ("" for every tenant's), with their predicates: an index of a
+// model no longer configured is dropped by name with DROP INDEX
+// CONCURRENTLY.
+func (r *Repository) ListSubtreeIndexes(ctx context.Context, tenant string) ([]app.ListedSubtreeIndex, error) {
+	rows, err := r.db.Pool.Query(ctx, `SELECT c.relname::text, i.indisvalid, pg_relation_size(c.oid), pg_get_expr(i.indpred, i.indrelid)
+FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+WHERE i.indrelid = 'retrieval.entries'::regclass AND c.relname LIKE 'entries\_subtree\_%'
+ORDER BY c.relname`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []app.ListedSubtreeIndex
+	for rows.Next() {
+		var x app.ListedSubtreeIndex
+		if err := rows.Scan(&x.Name, &x.Valid, &x.Bytes, &x.Predicate); err != nil {
+			return nil, err
+		}
+		if tenant == "" || strings.Contains(x.Predicate, "tenant_id = "+quote(tenant)+"::text") {
+			out = append(out, x)
+		}
+	}
+	return out, rows.Err()
 }
 
 func (r *Repository) forgetSubtrees() {
