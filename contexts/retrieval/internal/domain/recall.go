@@ -183,8 +183,9 @@ func (s Search) String() string {
 // and Plan, with the subtree's rows as the index, chooses an overfetch
 // there: its graph holds only the subtree's rows, so the walk a scope
 // needs is the walk it would need in an index of that size (at 1M
-// entries, a 10 % subtree's own index recalled more in a fifth of the
-// time; docs/BENCHMARKS.md). Otherwise whole stands.
+// entries, a 10 % subtree's own index recalled more in a fifth to a
+// third of the time; docs/BENCHMARKS.md), and walks at least
+// MinSubtreeWalk candidates. Otherwise whole stands.
 func SubtreePlan(whole Search, reachable int64, subtree string, subtreeRows int64, depth int) Search {
 	if subtree == "" || reachable <= ExactThreshold || subtreeRows <= 0 {
 		return whole
@@ -194,8 +195,15 @@ func SubtreePlan(whole Search, reachable int64, subtree string, subtreeRows int6
 		return whole
 	}
 	s.Subtree = subtree
+	s.Candidates = min(max(s.Candidates, MinSubtreeWalk), MaxCandidates)
 	return s
 }
+
+// MinSubtreeWalk is the fewest candidates a walk of a subtree's index
+// takes. The 64 a 100,000-entry tree's own index needs (BaseCandidates)
+// recalled 0.943–0.958 of the exact top 10 in a 100,000-entry subtree's
+// index at 1M entries, 100 candidates 0.979 (docs/BENCHMARKS.md).
+const MinSubtreeWalk = 128
 
 // ExactThreshold is the most rows an exact scan handles within the
 // latency budget (measured: docs/BENCHMARKS.md).

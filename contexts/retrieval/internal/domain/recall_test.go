@@ -207,7 +207,7 @@ func TestSubtreePlan(t *testing.T) {
 		want           Search
 	}{
 		{"no subtree index", 100_000, 100_000, "", whole(100_000)},
-		{"the whole subtree", 100_000, 100_000, "r.a0", Search{Method: Overfetch, Candidates: 64, Subtree: "r.a0"}},
+		{"the whole subtree: at least MinSubtreeWalk", 100_000, 100_000, "r.a0", Search{Method: Overfetch, Candidates: MinSubtreeWalk, Subtree: "r.a0"}},
 		{"a tenth of it", 10_000, 100_000, "r.a0", Search{Method: Overfetch, Candidates: 203, Subtree: "r.a0"}},
 		{"few rows: exact stays", ExactThreshold, 100_000, "r.a0", Search{Method: Exact}},
 		{"a sliver of a big subtree: the whole plan", 5_000, 500_000, "r.a0", whole(5_000)},
