@@ -56,6 +56,21 @@ func currentDatabase(ctx context.Context, getenv func(string) string, cmd string
 	return cfg, db, nil
 }
 
+// openRetrieval opens the current database for cmd and the retrieval
+// module on it, with the configured embedder. The caller closes db.
+func openRetrieval(ctx context.Context, getenv func(string) string, cmd string) (*pg.DB, *retrieval.Module, error) {
+	cfg, db, err := currentDatabase(ctx, getenv, cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	ret, err := retrieval.New(retrieval.Deps{DB: db, Embedder: embedderConfig(cfg)})
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, ret, nil
+}
+
 func migrateCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	_, db, runner, err := database(ctx, getenv)
 	if err != nil {
@@ -157,15 +172,11 @@ func reindex(ctx context.Context, args []string, getenv func(string) string, std
 	if *language != "" && *tenant == "" {
 		return errors.New("reindex: --fts-language needs --tenant (the language is a tenant setting)")
 	}
-	cfg, db, err := currentDatabase(ctx, getenv, "reindex")
+	db, ret, err := openRetrieval(ctx, getenv, "reindex")
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	ret, err := retrieval.New(retrieval.Deps{DB: db, Embedder: embedderConfig(cfg)})
-	if err != nil {
-		return err
-	}
 	rep, err := ret.Reindex(ctx, retrieval.ReindexOptions{
 		Tenant: *tenant, Language: *language, Batch: *batch,
 		Progress: func(t retrieval.TenantReindex) {
@@ -199,15 +210,11 @@ func subtreeIndex(ctx context.Context, args []string, getenv func(string) string
 	case !*list && (*tenant == "" || *workarea == ""):
 		return errors.New("subtree-index: --tenant and --workarea are required (or --list)")
 	}
-	cfg, db, err := currentDatabase(ctx, getenv, "subtree-index")
+	db, ret, err := openRetrieval(ctx, getenv, "subtree-index")
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	ret, err := retrieval.New(retrieval.Deps{DB: db, Embedder: embedderConfig(cfg)})
-	if err != nil {
-		return err
-	}
 	var out any
 	if *list {
 		listed, err := ret.ListSubtreeIndexes(ctx, *tenant)

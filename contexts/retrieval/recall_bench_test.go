@@ -157,10 +157,7 @@ func queriesAt(c *corpus, l *loaded, width float64, n int) (queries, scopes []st
 func TestVectorLegRecall(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
-	c, l := newCorpus(7), &loaded{}
-	dropVectorIndex(ctx, t, db)
-	l.load(ctx, t, db, c, 4500)
-	buildVectorIndex(ctx, t, db)
+	c, l := indexedCorpus(ctx, t, db, 7, 4500)
 	for _, w := range widths {
 		queries, scopes := queriesAt(c, l, w, 40)
 		wantPlan := domain.Exact
@@ -592,6 +589,17 @@ func hasVectorIndex(ctx context.Context, tb testing.TB, db *pg.DB) bool {
 		tb.Fatal(err)
 	}
 	return ok
+}
+
+// indexedCorpus loads n entries of the corpus drawn with seed as the
+// benchmark does (the HNSW index dropped for the load, then built once).
+func indexedCorpus(ctx context.Context, tb testing.TB, db *pg.DB, seed uint64, n int) (*corpus, *loaded) {
+	tb.Helper()
+	c, l := newCorpus(seed), &loaded{}
+	dropVectorIndex(ctx, tb, db)
+	l.load(ctx, tb, db, c, n)
+	buildVectorIndex(ctx, tb, db)
+	return c, l
 }
 
 func dropVectorIndex(ctx context.Context, tb testing.TB, db *pg.DB) {

@@ -27,10 +27,7 @@ import (
 func TestSubtreeIndex(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
-	c, l := newCorpus(11), &loaded{}
-	dropVectorIndex(ctx, t, db)
-	l.load(ctx, t, db, c, 3000)
-	buildVectorIndex(ctx, t, db)
+	c, l := indexedCorpus(ctx, t, db, 11, 3000)
 	repo := postgres.New(db)
 	emb := embed.NewBuiltin(embed.DefaultDim)
 	svc := newBenchService(db)
