@@ -137,6 +137,10 @@ func TestSubtreeIndexCommand(t *testing.T) {
 	for _, args := range [][]string{
 		{"--tenant", s.TenantID, "--workarea", "universe.nowhere"},
 		{"--tenant", "ten_nobody", "--workarea", tm.crew.ID},
+		// Text Postgres cannot hold is no workarea's name, not an
+		// internal error.
+		{"--tenant", s.TenantID, "--workarea", tm.crew.Path + "\xff"},
+		{"--tenant", s.TenantID + "\xff", "--workarea", tm.crew.ID},
 	} {
 		if _, stderr, err := run(args...); err == nil || !strings.Contains(stderr, "not_found") {
 			t.Fatalf("subtree-index %v: err %v, stderr %s", args, err, stderr)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/omlhub/oml/contexts/access/internal/domain"
 	"github.com/omlhub/oml/platform/auth"
@@ -153,6 +155,10 @@ func (s *Service) resolve(ctx context.Context, tenant, ref string) (domain.Worka
 	var w domain.Workarea
 	var err error
 	switch {
+	case !storable(tenant) || !storable(ref):
+		// Postgres refuses a NUL or invalid UTF-8 in text outright; no
+		// workarea is named so.
+		return w, notFound()
 	case ids.Has(ids.Workarea, ref):
 		w, err = s.repo.WorkareaGet(ctx, tenant, ref)
 	case ref != "" && len(ref) <= 1024:
@@ -167,6 +173,11 @@ func (s *Service) resolve(ctx context.Context, tenant, ref string) (domain.Worka
 		return w, fmt.Errorf("load workarea: %w", err)
 	}
 	return w, nil
+}
+
+// storable says Postgres can hold s as text: valid UTF-8 without NUL.
+func storable(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
 }
 
 // visible resolves ref and checks the caller holds want there. A node
