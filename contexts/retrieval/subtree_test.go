@@ -43,7 +43,7 @@ func TestSubtreeIndex(t *testing.T) {
 		if _, err := svc.DropSubtreeIndex(ctx, bad.tenant, bad.path); !errs.Is(err, errs.Validation) {
 			t.Fatalf("dropping for %.20q, %.20q: %v", bad.tenant, bad.path, err)
 		}
-		if got, err := repo.SubtreeIndex(ctx, bad.tenant, emb.Model(), bad.path); got != "" || err != nil {
+		if got, _, err := repo.SubtreeIndex(ctx, bad.tenant, emb.Model(), bad.path); got != "" || err != nil {
 			t.Fatalf("looking up %.20q, %.20q: %q, %v", bad.tenant, bad.path, got, err)
 		}
 	}
@@ -66,11 +66,14 @@ func TestSubtreeIndex(t *testing.T) {
 		t.Fatalf("another tenant's list: %+v, %v", listed, err)
 	}
 	for scope, want := range map[string]string{"r.a0": "r.a0", "r.a0.b3": "r.a0", "r.a0.b3.c4": "r.a0", "r": "", "r.a1.b0": "", "x.y": ""} {
-		got, err := repo.SubtreeIndex(ctx, benchTen, emb.Model(), scope)
+		got, rows, err := repo.SubtreeIndex(ctx, benchTen, emb.Model(), scope)
 		if err != nil || got != want {
 			t.Errorf("subtree index for %s: %q, %v; want %q", scope, got, err, want)
 		}
-		if got, _ := repo.SubtreeIndex(ctx, "ten_other", emb.Model(), scope); got != "" {
+		if wantRows, _ := repo.Reachable(ctx, benchTen, app.Filter{Scope: want, Allow: []string{want}}); want != "" && rows != wantRows {
+			t.Errorf("subtree index for %s: %d rows, want %d", scope, rows, wantRows)
+		}
+		if got, _, _ := repo.SubtreeIndex(ctx, "ten_other", emb.Model(), scope); got != "" {
 			t.Errorf("another tenant's subtree index for %s: %q", scope, got)
 		}
 	}
@@ -163,14 +166,14 @@ WHERE e.tenant_id = $1 AND e.artifact_id = $2`, benchTen, art); err != nil {
 	// dropped: its walks then find no index to walk, and still return only
 	// what the filter admits.
 	stale := postgres.New(db)
-	if got, _ := stale.SubtreeIndex(ctx, benchTen, emb.Model(), "r.a0"); got != "r.a0" {
+	if got, _, _ := stale.SubtreeIndex(ctx, benchTen, emb.Model(), "r.a0"); got != "r.a0" {
 		t.Fatalf("lookup before the drop: %q", got)
 	}
 	dropped, err := svc.DropSubtreeIndex(ctx, benchTen, "r.a0")
 	if err != nil || !dropped.Dropped || dropped.Name != built.Name {
 		t.Fatalf("drop: %+v, %v", dropped, err)
 	}
-	if got, _ := stale.SubtreeIndex(ctx, benchTen, emb.Model(), "r.a0"); got != "r.a0" {
+	if got, _, _ := stale.SubtreeIndex(ctx, benchTen, emb.Model(), "r.a0"); got != "r.a0" {
 		t.Fatalf("a remembered lookup: %q", got)
 	}
 	for _, f := range []app.Filter{{Scope: "r.a0", Allow: []string{"r"}}, {Scope: "r.a0", Allow: []string{"r.a0.b0", "r.a0.b1"}}} {

@@ -134,8 +134,9 @@ type Repository interface {
 	Vector(ctx context.Context, tenant, model string, dim int, vec []float32, f Filter, limit int, s domain.Search) ([]string, error)
 	// SubtreeIndex returns the id path of the deepest subtree holding
 	// scope (an id path) that has a valid HNSW index of the tenant's
-	// entries under the model, or "" for none.
-	SubtreeIndex(ctx context.Context, tenant, model, scope string) (string, error)
+	// entries under the model, or "" for none, and the subtree's rows (the
+	// maintained counts; a cached answer's may be a minute old).
+	SubtreeIndex(ctx context.Context, tenant, model, scope string) (idPath string, rows int64, err error)
 	// Embeddings returns the stored vectors of entries under one model.
 	Embeddings(ctx context.Context, tenant, model string, ids []string) ([][]float32, error)
 	Entries(ctx context.Context, tenant string, ids []string) ([]Entry, error)

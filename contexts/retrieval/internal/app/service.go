@@ -327,13 +327,9 @@ func (s *Service) vectorSearch(ctx context.Context, tenant string, vec []float32
 // index the operator built (oml-server subtree-index), its rows from the
 // maintained counts.
 func (s *Service) subtreePlan(ctx context.Context, tenant string, whole domain.Search, l Leg, depth int) (domain.Search, error) {
-	sub, err := s.Repo.SubtreeIndex(ctx, tenant, s.Embedder.Model(), l.Filter.Scope)
+	sub, rows, err := s.Repo.SubtreeIndex(ctx, tenant, s.Embedder.Model(), l.Filter.Scope)
 	if err != nil || sub == "" {
 		return whole, err
-	}
-	rows, err := s.Repo.Reachable(ctx, tenant, Filter{Scope: sub, Allow: []string{sub}})
-	if err != nil {
-		return whole, fmt.Errorf("count the subtree's rows: %w", err)
 	}
 	return domain.SubtreePlan(whole, l.Reach, sub, rows, depth), nil
 }

@@ -24,8 +24,8 @@ type planRepo struct {
 	plans       []domain.Search
 }
 
-func (r *planRepo) SubtreeIndex(context.Context, string, string, string) (string, error) {
-	return r.subtree, nil
+func (r *planRepo) SubtreeIndex(context.Context, string, string, string) (string, int64, error) {
+	return r.subtree, r.reach, nil
 }
 
 func (r *planRepo) Steering(context.Context, string, Filter, int) ([]Entry, error) { return nil, nil }

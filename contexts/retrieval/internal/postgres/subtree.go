@@ -72,6 +72,7 @@ func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'
 // subtreeSeen is which subtree index served a scope when last looked up.
 type subtreeSeen struct {
 	idPath string
+	rows   int64
 	at     time.Time
 }
 
@@ -79,18 +80,20 @@ type subtreeSeen struct {
 const maxSubtreeSeen = 10_000
 
 // SubtreeIndex returns the deepest subtree holding scope with a valid
-// index for the tenant and model, or "". A lookup is kept for a minute,
-// so an index built or dropped is seen within one.
-func (r *Repository) SubtreeIndex(ctx context.Context, tenant, model, scope string) (string, error) {
+// index for the tenant and model, or "", and the subtree's rows from the
+// maintained counts. A lookup is kept for a minute, so an index built or
+// dropped is seen within one, and the count, which only sizes the walk
+// (domain.SubtreePlan), is at most a minute old.
+func (r *Repository) SubtreeIndex(ctx context.Context, tenant, model, scope string) (string, int64, error) {
 	if !literalsOK(tenant, model, scope) {
-		return "", nil
+		return "", 0, nil
 	}
 	key := tenant + "\x00" + model + "\x00" + scope
 	r.subtrees.Lock()
 	seen, known := r.subtrees.seen[key]
 	r.subtrees.Unlock()
 	if known && time.Since(seen.at) < time.Minute {
-		return seen.idPath, nil
+		return seen.idPath, seen.rows, nil
 	}
 	labels := strings.Split(scope, ".")
 	paths := make([]string, len(labels))
@@ -100,20 +103,23 @@ func (r *Repository) SubtreeIndex(ctx context.Context, tenant, model, scope stri
 		names[i] = SubtreeIndexName(tenant, model, paths[i])
 	}
 	var idPath string
-	err := r.conn(ctx).QueryRow(ctx, `SELECT x.path FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(path, name, depth)
-JOIN pg_index i ON i.indexrelid = to_regclass('retrieval.' || x.name)
-WHERE i.indisvalid
-ORDER BY x.depth DESC LIMIT 1`, paths, names).Scan(&idPath)
+	var rows int64
+	err := r.conn(ctx).QueryRow(ctx, `SELECT sub.path, (SELECT coalesce(sum(c.n), 0)::bigint FROM retrieval.workarea_counts c
+    WHERE c.tenant_id = $3 AND c.id_path <@ sub.path::ltree)
+FROM (SELECT x.path FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(path, name, depth)
+    JOIN pg_index i ON i.indexrelid = to_regclass('retrieval.' || x.name)
+    WHERE i.indisvalid
+    ORDER BY x.depth DESC LIMIT 1) AS sub`, paths, names, tenant).Scan(&idPath, &rows)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("subtree index: %w", err)
+		return "", 0, fmt.Errorf("subtree index: %w", err)
 	}
 	r.subtrees.Lock()
 	defer r.subtrees.Unlock()
 	if r.subtrees.seen == nil || len(r.subtrees.seen) >= maxSubtreeSeen {
 		r.subtrees.seen = map[string]subtreeSeen{}
 	}
-	r.subtrees.seen[key] = subtreeSeen{idPath: idPath, at: time.Now()}
-	return idPath, nil
+	r.subtrees.seen[key] = subtreeSeen{idPath: idPath, rows: rows, at: time.Now()}
+	return idPath, rows, nil
 }
 
 // EnsureSubtreeIndex builds, unless a valid one exists, the HNSW index of
