@@ -119,19 +119,19 @@ func TestLegsRunGenericAndLeaveThePlanModeAsFound(t *testing.T) {
 			run  func(ctx context.Context) error
 		}{
 			{"full text, lexemes first", func(ctx context.Context) error {
-				_, err := repo.FullText(ctx, "ten_a", ft, f, 32)
+				_, _, err := repo.FullText(ctx, "ten_a", ft, f, 32, app.Vectors{})
 				return err
 			}},
 			{"full text, lexemes first, planned for its values", func(ctx context.Context) error {
 				lf := ft
 				lf.Generic = false
-				_, err := repo.FullText(ctx, "ten_a", lf, f, 32)
+				_, _, err := repo.FullText(ctx, "ten_a", lf, f, 32, app.Vectors{})
 				return err
 			}},
 			{"full text, scope first", func(ctx context.Context) error {
 				sf := ft
 				sf.ScopeFirst, sf.Generic = true, false
-				_, err := repo.FullText(ctx, "ten_a", sf, f, 32)
+				_, _, err := repo.FullText(ctx, "ten_a", sf, f, 32, app.Vectors{})
 				return err
 			}},
 			{"exact", func(ctx context.Context) error {
@@ -197,16 +197,17 @@ func TestFullTextFormsReadTheSameRows(t *testing.T) {
 	ctx := context.Background()
 	db := openInPlanMode(t, pgtest.NewURL(t), "auto")
 	if _, err := db.Pool.Exec(ctx, `
-INSERT INTO retrieval.entries (tenant_id, artifact_id, workarea_id, workarea_id_path, kind, claim_key, version, text, tsv, promoted_at, simulation_id)
-SELECT x.tenant, x.id, x.wa, x.path::ltree, x.kind, x.id, 1, 'the boundary layer', to_tsvector('english', 'the boundary layer'), now(), x.sim
+INSERT INTO retrieval.entries (tenant_id, artifact_id, workarea_id, workarea_id_path, kind, claim_key, version, text, tsv, promoted_at, simulation_id, embedding, embedding_model)
+SELECT x.tenant, x.id, x.wa, x.path::ltree, x.kind, x.id, 1, 'the boundary layer', to_tsvector('english', 'the boundary layer'), now(), x.sim, x.emb::halfvec, x.model
 FROM (VALUES
-    ('ten_a', 'in_1', 'wa_r', 'r', 'memory', NULL),
-    ('ten_a', 'in_2', 'wa_ra', 'r.a', 'memory', NULL),
-    ('ten_a', 'denied', 'wa_rx', 'r.x', 'memory', NULL),
-    ('ten_a', 'outside', 'wa_s', 's', 'memory', NULL),
-    ('ten_a', 'steer', 'wa_r', 'r', 'steering', NULL),
-    ('ten_a', 'sim', 'wa_r', 'r', 'memory', 'sim_elsewhere'),
-    ('ten_b', 'theirs', 'wa_r', 'r', 'memory', NULL)) AS x(tenant, id, wa, path, kind, sim)`); err != nil {
+    ('ten_a', 'in_1', 'wa_r', 'r', 'memory', NULL, '[1,0,0]', 'm1'),
+    ('ten_a', 'in_2', 'wa_ra', 'r.a', 'memory', NULL, '[0,1,0]', 'm1'),
+    ('ten_a', 'in_3', 'wa_ra', 'r.a', 'memory', NULL, '[0,0,1]', 'm2'),
+    ('ten_a', 'denied', 'wa_rx', 'r.x', 'memory', NULL, '[1,1,0]', 'm1'),
+    ('ten_a', 'outside', 'wa_s', 's', 'memory', NULL, '[1,1,0]', 'm1'),
+    ('ten_a', 'steer', 'wa_r', 'r', 'steering', NULL, '[1,1,0]', 'm1'),
+    ('ten_a', 'sim', 'wa_r', 'r', 'memory', 'sim_elsewhere', '[1,1,0]', 'm1'),
+    ('ten_b', 'theirs', 'wa_r', 'r', 'memory', NULL, '[1,1,0]', 'm1')) AS x(tenant, id, wa, path, kind, sim, emb, model)`); err != nil {
 		t.Fatal(err)
 	}
 	repo := postgres.New(db)
@@ -216,16 +217,32 @@ FROM (VALUES
 	forms["scope first"] = func() domain.FullTextQuery { q := base; q.ScopeFirst = true; return q }()
 	forms["lexemes first"] = base
 	forms["lexemes first, generic"] = func() domain.FullTextQuery { q := base; q.Generic = true; return q }()
-	want := []string{"in_1", "in_2"}
+	// Equal scores: the rows come in id order.
+	want := []string{"in_1", "in_2", "in_3"}
+	// The best rows' vectors under the model asked for, in rank order;
+	// in_3's model is another.
+	vectors := map[app.Vectors][][]float32{
+		{}:                   nil,
+		{N: 1, Model: "m1"}:  {{1, 0, 0}},
+		{N: 2, Model: "m1"}:  {{1, 0, 0}, {0, 1, 0}},
+		{N: 10, Model: "m1"}: {{1, 0, 0}, {0, 1, 0}},
+		{N: 10, Model: "m2"}: {{0, 0, 1}},
+		{N: 2, Model: "m2"}:  nil,
+		{N: 3, Model: "m3"}:  nil,
+	}
 	for name, q := range forms {
 		for round := range 7 { // past the five custom plans Postgres tries first
-			got, err := repo.FullText(ctx, "ten_a", q, f, 32)
-			if err != nil {
-				t.Fatalf("%s, round %d: %v", name, round, err)
-			}
-			slices.Sort(got)
-			if !slices.Equal(got, want) {
-				t.Fatalf("%s, round %d: %v, want %v", name, round, got, want)
+			for ask, wantVecs := range vectors {
+				got, vecs, err := repo.FullText(ctx, "ten_a", q, f, 32, ask)
+				if err != nil {
+					t.Fatalf("%s, round %d, %+v: %v", name, round, ask, err)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s, round %d, %+v: %v, want %v", name, round, ask, got, want)
+				}
+				if !slices.EqualFunc(vecs, wantVecs, slices.Equal) {
+					t.Fatalf("%s, round %d, %+v: vectors %v, want %v", name, round, ask, vecs, wantVecs)
+				}
 			}
 		}
 	}

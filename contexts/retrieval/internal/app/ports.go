@@ -130,7 +130,11 @@ type Repository interface {
 	QueryTerms(ctx context.Context, tenant, query string) ([]domain.TermStat, domain.Corpus, error)
 	Reachable(ctx context.Context, tenant string, f Filter) (int64, error)
 	Steering(ctx context.Context, tenant string, f Filter, limit int) ([]Entry, error)
-	FullText(ctx context.Context, tenant string, q domain.FullTextQuery, f Filter, limit int) ([]string, error)
+	// FullText runs the full-text leg, best first; with want.N > 0 it
+	// also returns, in the same statement, the stored vectors under
+	// want.Model of its best want.N rows (the vector leg's feedback; a row
+	// without one is left out).
+	FullText(ctx context.Context, tenant string, q domain.FullTextQuery, f Filter, limit int, want Vectors) (ids []string, vectors [][]float32, err error)
 	Vector(ctx context.Context, tenant, model string, dim int, vec []float32, f Filter, limit int, s domain.Search) ([]string, error)
 	// SubtreeIndex returns the id path of the deepest subtree holding
 	// scope (an id path) that has a valid HNSW index of the tenant's
@@ -160,6 +164,13 @@ type Repository interface {
 	// DropSubtreeIndex returns the index's name and whether it was there.
 	DropSubtreeIndex(ctx context.Context, tenant, model, idPath string) (string, bool, error)
 	ListSubtreeIndexes(ctx context.Context, tenant string) ([]ListedSubtreeIndex, error)
+}
+
+// Vectors asks a leg for the stored vectors, under Model, of its best N
+// rows.
+type Vectors struct {
+	N     int
+	Model string
 }
 
 // ListedSubtreeIndex is a subtree index as the catalog shows it: its name,

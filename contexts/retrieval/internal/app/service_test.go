@@ -22,6 +22,7 @@ type planRepo struct {
 	overfetched int
 	subtree     string // the subtree index SubtreeIndex reports
 	plans       []domain.Search
+	counted     []Filter // what Reachable was asked
 }
 
 func (r *planRepo) SubtreeIndex(context.Context, string, string, string) (string, int64, error) {
@@ -32,7 +33,10 @@ func (r *planRepo) Steering(context.Context, string, Filter, int) ([]Entry, erro
 func (r *planRepo) QueryTerms(context.Context, string, string) ([]domain.TermStat, domain.Corpus, error) {
 	return nil, domain.Corpus{Docs: r.reach, AllDocs: r.reach}, nil
 }
-func (r *planRepo) Reachable(context.Context, string, Filter) (int64, error) { return r.reach, nil }
+func (r *planRepo) Reachable(_ context.Context, _ string, f Filter) (int64, error) {
+	r.counted = append(r.counted, f)
+	return r.reach, nil
+}
 func (r *planRepo) Vector(_ context.Context, _, _ string, _ int, _ []float32, _ Filter, limit int, s domain.Search) ([]string, error) {
 	r.plans = append(r.plans, s)
 	n := limit
@@ -175,5 +179,26 @@ func TestRecallEmbedsOutsideTheSnapshot(t *testing.T) {
 	}
 	if len(res.Hits) == 0 {
 		t.Fatal("no hits: the vector leg did not run")
+	}
+}
+
+// A filter's reachable rows are counted once and reused for ReachTTL: they
+// only plan the legs. Another tenant's recall in the same scope counts its
+// own.
+func TestReachIsRemembered(t *testing.T) {
+	repo := &planRepo{reach: 100_000, overfetched: 10}
+	svc := New(Deps{Repo: repo, Access: oneWorkarea{}, Embedder: unitEmbedder{}, Tx: noTx{}})
+	for _, tenant := range []string{"ten_1", "ten_1", "ten_2", "ten_1"} {
+		ctx := auth.With(context.Background(), auth.Caller{TenantID: tenant, KeyID: "key_1", Role: "agent"})
+		res, err := svc.Recall(ctx, domain.Query{Text: "wing flutter", Scope: "wa_1", K: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Plan.Method != domain.Overfetch {
+			t.Fatalf("%s: plan %v", tenant, res.Plan)
+		}
+	}
+	if len(repo.counted) != 2 {
+		t.Fatalf("reachable rows counted %d times for two tenants: %+v", len(repo.counted), repo.counted)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/omlhub/oml/contexts/retrieval/internal/domain"
 	"github.com/omlhub/oml/contexts/retrieval/internal/postgres/dbsqlc"
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/expiring"
 	"github.com/omlhub/oml/platform/pg"
 )
 
@@ -35,10 +36,7 @@ type Repository struct {
 		seen map[string]scopeSeen
 	}
 	// subtrees remembers which subtree index served a scope (subtree.go).
-	subtrees struct {
-		sync.Mutex
-		seen map[string]subtreeSeen
-	}
+	subtrees *expiring.Map[string, subtreeSeen]
 }
 
 // scopeSeen is whether a scope index was valid when last looked at.
@@ -50,7 +48,9 @@ type scopeSeen struct {
 var _ app.Repository = (*Repository)(nil)
 
 // New returns a repository on db.
-func New(db *pg.DB) *Repository { return &Repository{db: db, q: dbsqlc.New()} }
+func New(db *pg.DB) *Repository {
+	return &Repository{db: db, q: dbsqlc.New(), subtrees: expiring.New[string, subtreeSeen](time.Minute, maxSubtreeSeen)}
+}
 
 func (r *Repository) conn(ctx context.Context) dbsqlc.DBTX { return r.db.Conn(ctx) }
 
@@ -249,7 +249,8 @@ var oneShot = pgx.QueryExecModeCacheDescribe
 // (pgx's cached statements unless the database URL says otherwise; with
 // another mode the plan is still generic, only built each time). settings
 // is a list of set_config(…, true) calls after the forced mode, their
-// parameters settingArgs. Rows are (artifact id, score or distance).
+// parameters settingArgs. Rows are (artifact id, score or distance), and
+// a stored vector when a full-text leg asks for its best rows' (FullText).
 func (r *Repository) rankedGeneric(ctx context.Context, settings string, settingArgs []any, sql string, args []any) ([]hit, error) {
 	b := &pgx.Batch{}
 	b.Queue(`SELECT set_config('oml.found_plan_cache_mode', current_setting('plan_cache_mode'), true)`)
@@ -289,16 +290,22 @@ func (r *Repository) rankedOnce(ctx context.Context, sql string, args []any) ([]
 // hit is a ranked row: an entry and its score (full text) or distance
 // (vector).
 type hit struct {
-	id string
-	v  float64
+	id  string
+	v   float64
+	vec []float32 // a stored vector, when the leg's SQL returns one
 }
 
 func scanHits(rows pgx.Rows) ([]hit, error) {
 	defer rows.Close()
 	var hits []hit
+	withVectors := len(rows.FieldDescriptions()) == 3
 	for rows.Next() {
 		var h hit
-		if err := rows.Scan(&h.id, &h.v); err != nil {
+		dest := []any{&h.id, &h.v}
+		if withVectors {
+			dest = append(dest, &h.vec)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		hits = append(hits, h)
@@ -323,7 +330,11 @@ func scanHits(rows pgx.Rows) ([]hit, error) {
 // and ranks only when it does: the same scores for less work per row.
 // The SQL is built here because the sum has one term per lexeme; every
 // value is a parameter.
-func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullTextQuery, f app.Filter, limit int) ([]string, error) {
+//
+// With want.N > 0 the statement also brings the stored vectors of its
+// best want.N rows under want.Model, looked up by key after the LIMIT, so
+// that the vector leg's feedback costs no round trip of its own.
+func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullTextQuery, f app.Filter, limit int, want app.Vectors) ([]string, [][]float32, error) {
 	args := []any{tenant, q.TSQuery, f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), limit, q.AvgLen, f.Fence.IDs()}
 	var score strings.Builder
 	for i, lexeme := range q.Lexemes {
@@ -364,6 +375,17 @@ WHERE ` + tenantIs + ` AND kind <> 'steering' AND (simulation_id IS NULL OR simu
   AND NOT (` + deny + ` @> workarea_id_path)
 ORDER BY score DESC, artifact_id
 LIMIT $6`
+	if want.N > 0 {
+		// The ranked rows are numbered in their order (already sorted, so
+		// no second sort); the CASE runs its lookup only for the first
+		// want.N.
+		sql = fmt.Sprintf(`SELECT ranked.artifact_id, ranked.score,
+    CASE WHEN ranked.n <= $%[1]d THEN (SELECT CAST(v.embedding::vector AS real[]) FROM retrieval.entries v
+        WHERE v.tenant_id = $1 AND v.artifact_id = ranked.artifact_id AND v.embedding_model = $%[2]d AND v.embedding IS NOT NULL) END
+FROM (SELECT artifact_id, score, row_number() OVER (ORDER BY score DESC, artifact_id) AS n FROM (`+sql+`) AS top) AS ranked
+ORDER BY ranked.n`, len(args)+1, len(args)+2)
+		args = append(args, want.N, want.Model)
+	}
 	var hits []hit
 	var err error
 	if q.Generic {
@@ -372,13 +394,17 @@ LIMIT $6`
 		hits, err = r.rankedOnce(ctx, sql, args)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]string, len(hits))
+	var vectors [][]float32
 	for i, h := range hits {
 		out[i] = h.id
+		if h.vec != nil {
+			vectors = append(vectors, h.vec)
+		}
 	}
-	return out, nil
+	return out, vectors, nil
 }
 
 // Vector runs the vector leg as the plan says. Its SQL is built here

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -69,14 +68,14 @@ func subtreePredicate(tenant, model, idPath string) string {
 
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// subtreeSeen is which subtree index served a scope when last looked up.
+// subtreeSeen is which subtree index served a scope when last looked up,
+// and its rows.
 type subtreeSeen struct {
 	idPath string
 	rows   int64
-	at     time.Time
 }
 
-// maxSubtreeSeen bounds the remembered lookups; past it they start over.
+// maxSubtreeSeen bounds the remembered lookups.
 const maxSubtreeSeen = 10_000
 
 // SubtreeIndex returns the deepest subtree holding scope with a valid
@@ -89,10 +88,7 @@ func (r *Repository) SubtreeIndex(ctx context.Context, tenant, model, scope stri
 		return "", 0, nil
 	}
 	key := tenant + "\x00" + model + "\x00" + scope
-	r.subtrees.Lock()
-	seen, known := r.subtrees.seen[key]
-	r.subtrees.Unlock()
-	if known && time.Since(seen.at) < time.Minute {
+	if seen, ok := r.subtrees.Get(key); ok {
 		return seen.idPath, seen.rows, nil
 	}
 	labels := strings.Split(scope, ".")
@@ -113,12 +109,7 @@ FROM (SELECT x.path FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(pat
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return "", 0, fmt.Errorf("subtree index: %w", err)
 	}
-	r.subtrees.Lock()
-	defer r.subtrees.Unlock()
-	if r.subtrees.seen == nil || len(r.subtrees.seen) >= maxSubtreeSeen {
-		r.subtrees.seen = map[string]subtreeSeen{}
-	}
-	r.subtrees.seen[key] = subtreeSeen{idPath: idPath, rows: rows, at: time.Now()}
+	r.subtrees.Put(key, subtreeSeen{idPath: idPath, rows: rows})
 	return idPath, rows, nil
 }
 
@@ -199,8 +190,4 @@ ORDER BY c.relname`)
 	return out, rows.Err()
 }
 
-func (r *Repository) forgetSubtrees() {
-	r.subtrees.Lock()
-	r.subtrees.seen = nil
-	r.subtrees.Unlock()
-}
+func (r *Repository) forgetSubtrees() { r.subtrees.Clear() }
