@@ -72,12 +72,39 @@ func (s *Service) Subtrees(ctx context.Context, scope domain.Scope) (allow, deny
 
 // Paths maps ids of the caller's tenant's workareas to their paths, for
 // contexts that show paths of results they already filtered by access.
+// An id that is not the tenant's workarea is left out. Paths never change,
+// so the ones read are remembered (per tenant) and only the others read.
 func (s *Service) Paths(ctx context.Context, ids []string) (map[string]string, error) {
 	c, err := caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return s.repo.WorkareaPaths(ctx, c.TenantID, ids)
+	out := make(map[string]string, len(ids))
+	var missing []string
+	asked := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if asked[id] {
+			continue
+		}
+		asked[id] = true
+		if p, ok := s.paths.Get(c.TenantID + "\x00" + id); ok {
+			out[id] = p
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	read, err := s.repo.WorkareaPaths(ctx, c.TenantID, missing)
+	if err != nil {
+		return nil, err
+	}
+	for id, p := range read {
+		s.paths.Put(c.TenantID+"\x00"+id, p)
+		out[id] = p
+	}
+	return out, nil
 }
 
 // KeyAt is another key of the caller's tenant as seen at one workarea: its

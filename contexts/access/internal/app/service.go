@@ -11,6 +11,7 @@ import (
 	"github.com/omlhub/oml/contexts/access/internal/domain"
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/expiring"
 	"github.com/omlhub/oml/platform/ids"
 	"github.com/omlhub/oml/platform/journal"
 )
@@ -25,7 +26,17 @@ type Service struct {
 	// limiter, when made, forgets a tenant's cached quotas when they
 	// change here.
 	limiter *Limiter
+	// paths remembers workareas' paths by tenant and id (Paths). Nothing
+	// changes a workarea's path once it is created, so a remembered one
+	// is never wrong; the bound and expiry only cap the memory.
+	paths *expiring.Map[string, string]
 }
+
+// pathsKept is how long and how many workarea paths Paths remembers.
+const (
+	pathsTTL  = 10 * time.Minute
+	pathsKept = 50_000
+)
 
 // WithEdges lets workarea reads show edges from the lineage context.
 func (s *Service) WithEdges(e Edges) *Service {
@@ -38,7 +49,7 @@ func New(repo Repository, j Journal, tx Transactor, now func() time.Time) *Servi
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{repo: repo, journal: j, tx: tx, now: now}
+	return &Service{repo: repo, journal: j, tx: tx, now: now, paths: expiring.New[string, string](pathsTTL, pathsKept)}
 }
 
 // Rules named in refusals.

@@ -274,3 +274,43 @@ func TestTenantsAreIsolated(t *testing.T) {
 	_, err = b.svc.RevokeKey(b.admin, other.AdminKeyID)
 	wantCode(t, err, errs.NotFound)
 }
+
+// countingPaths counts the workarea path reads that reach the store.
+type countingPaths struct {
+	*memstore.Store
+	reads [][]string
+}
+
+func (c *countingPaths) WorkareaPaths(ctx context.Context, tenant string, ids []string) (map[string]string, error) {
+	c.reads = append(c.reads, slices.Clone(ids))
+	return c.Store.WorkareaPaths(ctx, tenant, ids)
+}
+
+// Paths reads a workarea's path once and remembers it per tenant; another
+// tenant's workarea or an unknown id is never answered, remembered or not.
+func TestPathsAreRemembered(t *testing.T) {
+	t.Parallel()
+	store := &countingPaths{Store: memstore.New()}
+	svc := app.New(store, &fakeJournal{events: map[string][]journal.Event{}}, inline{}, nil)
+	acme := must(svc.Bootstrap(context.Background(), "acme"))(t)
+	globex := must(svc.Bootstrap(context.Background(), "globex"))(t)
+	asAcme, asGlobex := as(t, svc, acme.AdminKey), as(t, svc, globex.AdminKey)
+	unknown := ids.New(ids.Workarea)
+
+	ask := []string{acme.RootWorkareaID, acme.RootWorkareaID, globex.RootWorkareaID, unknown}
+	for round := range 2 {
+		got := must(svc.Paths(asAcme, ask))(t)
+		if len(got) != 1 || got[acme.RootWorkareaID] != "universe" {
+			t.Fatalf("round %d: %v", round, got)
+		}
+	}
+	// The first round read the three distinct ids; the second only the two
+	// that were not found.
+	if len(store.reads) != 2 || len(store.reads[0]) != 3 || !slices.Equal(store.reads[1], []string{globex.RootWorkareaID, unknown}) {
+		t.Fatalf("reads: %v", store.reads)
+	}
+	// Globex asking for acme's root, remembered for acme, gets nothing.
+	if got := must(svc.Paths(asGlobex, []string{acme.RootWorkareaID, globex.RootWorkareaID}))(t); len(got) != 1 || got[globex.RootWorkareaID] != "universe" {
+		t.Fatalf("globex: %v", got)
+	}
+}
