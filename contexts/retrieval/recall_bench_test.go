@@ -487,12 +487,12 @@ func benchDB(b *testing.B) *pg.DB {
 	return pgtest.New(b)
 }
 
-// stageNames are the repository calls a recall makes, in order. Since the
-// full-text leg brings the feedback's vectors (app.Vectors), "feedback"
-// times only VectorLeg's own lookup, which recall no longer makes; a
+// stageNames are the repository calls a recall makes, in order. A
 // filter's count is reused for app.ReachTTL, so "reachable" times the
-// counts recall makes, fewer than its recalls.
-var stageNames = []string{"steering", "query terms", "reachable", "full-text", "feedback", "vector", "entries", "read log"}
+// counts recall makes, fewer than its recalls. (Until 2026-12-03 the
+// tables had a "feedback" stage, now inside the full-text leg's statement,
+// and separate "steering" and "entries" stages, now one.)
+var stageNames = []string{"query terms", "reachable", "full-text", "vector", "hits and steering", "read log"}
 
 // timedRepo records how long each repository call of a recall takes.
 type timedRepo struct {
@@ -528,11 +528,6 @@ func (r *timedRepo) medians() string {
 	return strings.Join(cells, " | ")
 }
 
-func (r *timedRepo) Steering(ctx context.Context, tenant string, f app.Filter, limit int) ([]app.Entry, error) {
-	defer r.since("steering", time.Now())
-	return r.Repository.Steering(ctx, tenant, f, limit)
-}
-
 func (r *timedRepo) QueryTerms(ctx context.Context, tenant, query string) ([]domain.TermStat, domain.Corpus, error) {
 	defer r.since("query terms", time.Now())
 	return r.Repository.QueryTerms(ctx, tenant, query)
@@ -548,19 +543,14 @@ func (r *timedRepo) FullText(ctx context.Context, tenant string, q domain.FullTe
 	return r.Repository.FullText(ctx, tenant, q, f, limit, want)
 }
 
-func (r *timedRepo) Embeddings(ctx context.Context, tenant, model string, ids []string) ([][]float32, error) {
-	defer r.since("feedback", time.Now())
-	return r.Repository.Embeddings(ctx, tenant, model, ids)
-}
-
 func (r *timedRepo) Vector(ctx context.Context, tenant, model string, dim int, vec []float32, f app.Filter, limit int, s domain.Search) ([]string, error) {
 	defer r.since("vector", time.Now())
 	return r.Repository.Vector(ctx, tenant, model, dim, vec, f, limit, s)
 }
 
-func (r *timedRepo) Entries(ctx context.Context, tenant string, ids []string) ([]app.Entry, error) {
-	defer r.since("entries", time.Now())
-	return r.Repository.Entries(ctx, tenant, ids)
+func (r *timedRepo) HitsAndSteering(ctx context.Context, tenant string, ids []string, steer app.Filter, limit int) ([]app.Entry, []app.Entry, error) {
+	defer r.since("hits and steering", time.Now())
+	return r.Repository.HitsAndSteering(ctx, tenant, ids, steer, limit)
 }
 
 func (r *timedRepo) LogRead(ctx context.Context, l app.ReadLog) error {

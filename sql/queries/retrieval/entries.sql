@@ -94,18 +94,24 @@ WHERE tenant_id = @tenant_id AND id_path <@ (SELECT CAST(sqlc.arg(scope)::text A
   AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> id_path
   AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> id_path);
 
--- name: SteeringFor :many
--- Steering of the scope, its ancestors and its subtree that the caller may
--- read: never ranked, by path depth then time.
-SELECT artifact_id, workarea_id, kind, claim_key, version, text, promoted_at, attachments, simulation_id
-FROM retrieval.entries
-WHERE tenant_id = @tenant_id AND kind = 'steering'
-  AND (simulation_id IS NULL OR simulation_id = ANY(@fence::text[]))
-  AND (workarea_id_path @> (SELECT CAST(sqlc.arg(scope)::text AS ltree)) OR workarea_id_path <@ (SELECT CAST(sqlc.arg(scope)::text AS ltree)))
-  AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> workarea_id_path
-  AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> workarea_id_path)
-ORDER BY nlevel(workarea_id_path), promoted_at
-LIMIT @max_rows;
+-- name: HitsAndSteering :many
+-- A recall's hits by id (steering false; one withdrawn meanwhile is not
+-- there) and, in the same statement, one round trip, the steering rows of
+-- the scope, its ancestors and its subtree that the caller may read
+-- (steering true): never ranked, numbered by path depth then time.
+SELECT false AS steering, 0::bigint AS ord, h.artifact_id, h.workarea_id, h.kind, h.claim_key, h.version, h.text, h.promoted_at, h.attachments, h.simulation_id
+FROM retrieval.entries h WHERE h.tenant_id = @tenant_id AND h.artifact_id = ANY(@ids::text[])
+UNION ALL
+(SELECT true AS steering, row_number() OVER (ORDER BY nlevel(s.workarea_id_path), s.promoted_at) AS ord,
+    s.artifact_id, s.workarea_id, s.kind, s.claim_key, s.version, s.text, s.promoted_at, s.attachments, s.simulation_id
+FROM retrieval.entries s
+WHERE s.tenant_id = @tenant_id AND s.kind = 'steering'
+  AND (s.simulation_id IS NULL OR s.simulation_id = ANY(@fence::text[]))
+  AND (s.workarea_id_path @> (SELECT CAST(sqlc.arg(scope)::text AS ltree)) OR s.workarea_id_path <@ (SELECT CAST(sqlc.arg(scope)::text AS ltree)))
+  AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> s.workarea_id_path
+  AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> s.workarea_id_path)
+ORDER BY nlevel(s.workarea_id_path), s.promoted_at
+LIMIT @max_rows);
 
 -- name: EntryEmbeddings :many
 -- Stored embeddings of entries under one model, for query feedback.
@@ -113,10 +119,6 @@ SELECT CAST(embedding::vector AS real[]) AS embedding
 FROM retrieval.entries
 WHERE tenant_id = @tenant_id AND artifact_id = ANY(@ids::text[])
   AND embedding_model = @model AND embedding IS NOT NULL;
-
--- name: EntriesByIDs :many
-SELECT artifact_id, workarea_id, kind, claim_key, version, text, promoted_at, attachments, simulation_id
-FROM retrieval.entries WHERE tenant_id = $1 AND artifact_id = ANY(@ids::text[]);
 
 -- name: ReadLogInsert :exec
 INSERT INTO retrieval.read_log (tenant_id, key_id, workarea_id, query_sha256, returned, at, operation, simulations)

@@ -129,7 +129,6 @@ type Repository interface {
 	// lexemes' document frequencies with the corpus statistics.
 	QueryTerms(ctx context.Context, tenant, query string) ([]domain.TermStat, domain.Corpus, error)
 	Reachable(ctx context.Context, tenant string, f Filter) (int64, error)
-	Steering(ctx context.Context, tenant string, f Filter, limit int) ([]Entry, error)
 	// FullText runs the full-text leg, best first; with want.N > 0 it
 	// also returns, in the same statement, the stored vectors under
 	// want.Model of its best want.N rows (the vector leg's feedback; a row
@@ -143,7 +142,12 @@ type Repository interface {
 	SubtreeIndex(ctx context.Context, tenant, model, scope string) (idPath string, rows int64, err error)
 	// Embeddings returns the stored vectors of entries under one model.
 	Embeddings(ctx context.Context, tenant, model string, ids []string) ([][]float32, error)
-	Entries(ctx context.Context, tenant string, ids []string) ([]Entry, error)
+	// HitsAndSteering loads a recall's hits by id (in no order; one
+	// withdrawn meanwhile is left out) and, in the same round trip, the
+	// steering rows of the filter steer (the scope, its ancestors and its
+	// subtree, as readable), unranked, by path depth then time, at most
+	// limit.
+	HitsAndSteering(ctx context.Context, tenant string, ids []string, steer Filter, limit int) (hits, steering []Entry, err error)
 	LogRead(ctx context.Context, r ReadLog) error
 	// ReadLogList lists a tenant's read log by f, newest first.
 	ReadLogList(ctx context.Context, tenant string, f ReadLogFilter) ([]ReadLog, error)

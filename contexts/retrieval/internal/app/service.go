@@ -228,22 +228,47 @@ func (s *Service) prepareQuery(ctx context.Context, tenant string, q domain.Quer
 
 func (s *Service) recall(ctx context.Context, tenant string, q domain.Query, pq preparedQuery, steerFilter, hitFilter Filter) (Result, error) {
 	var res Result
-	steering, err := s.Repo.Steering(ctx, tenant, steerFilter, domain.MaxSteering)
+	fused, err := s.rank(ctx, tenant, q, pq, hitFilter, &res.Plan)
 	if err != nil {
-		return res, fmt.Errorf("steering: %w", err)
+		return res, err
+	}
+	ids := make([]string, len(fused))
+	for i, r := range fused {
+		ids[i] = r.ID
+	}
+	// The steering rows come with the hits, one round trip for both.
+	entries, steering, err := s.Repo.HitsAndSteering(ctx, tenant, ids, steerFilter, domain.MaxSteering)
+	if err != nil {
+		return res, fmt.Errorf("load hits and steering: %w", err)
 	}
 	for _, e := range steering {
 		res.Steering = append(res.Steering, Shown{Entry: e})
 	}
+	byID := make(map[string]Entry, len(entries))
+	for _, e := range entries {
+		byID[e.ArtifactID] = e
+	}
+	for _, r := range fused {
+		if e, ok := byID[r.ID]; ok {
+			res.Hits = append(res.Hits, Shown{Entry: e, Score: r.Score})
+		}
+	}
+	return res, nil
+}
+
+// rank runs both legs over what hitFilter reaches and fuses them; none
+// when it reaches nothing the caller may read. plan is set to the vector
+// leg's search.
+func (s *Service) rank(ctx context.Context, tenant string, q domain.Query, pq preparedQuery, hitFilter Filter, plan *domain.Search) ([]domain.Ranked, error) {
 	if len(hitFilter.Allow) == 0 {
-		return res, nil
+		return nil, nil
 	}
 	terms, corpus := pq.terms, pq.corpus
 	// Both legs search the rows the filter reaches; the maintained
 	// per-workarea counts say how many, whatever the planner believes.
 	reach, err := s.reachable(ctx, tenant, hitFilter)
 	if err != nil {
-		return res, fmt.Errorf("count reachable rows: %w", err)
+		return nil, fmt.Errorf("count reachable rows: %w", err)
 	}
 	vectorLeg := s.Fusion.Vector > 0 && pq.vector != nil
 	var ftIDs []string
@@ -256,36 +281,18 @@ func (s *Service) recall(ctx context.Context, tenant string, q domain.Query, pq 
 			want = Vectors{N: s.Feedback.Docs, Model: s.Embedder.Model()}
 		}
 		if ftIDs, feedback, err = s.Repo.FullText(ctx, tenant, ftq, hitFilter, domain.LegDepth(q.K), want); err != nil {
-			return res, fmt.Errorf("full-text leg: %w", err)
+			return nil, fmt.Errorf("full-text leg: %w", err)
 		}
 	}
 	var vecIDs []string
 	if vectorLeg {
 		leg, err := s.vectorSearch(ctx, tenant, pq.vector, Leg{Query: q, Terms: terms, Corpus: corpus, Reach: reach, Filter: hitFilter, FullText: ftIDs}, feedback)
 		if err != nil {
-			return res, err
+			return nil, err
 		}
-		vecIDs, res.Plan = leg.IDs, leg.Plan
+		vecIDs, *plan = leg.IDs, leg.Plan
 	}
-	fused := s.Fusion.Fuse(ftIDs, vecIDs, q.K)
-	ids := make([]string, len(fused))
-	for i, r := range fused {
-		ids[i] = r.ID
-	}
-	entries, err := s.Repo.Entries(ctx, tenant, ids)
-	if err != nil {
-		return res, fmt.Errorf("load hits: %w", err)
-	}
-	byID := make(map[string]Entry, len(entries))
-	for _, e := range entries {
-		byID[e.ArtifactID] = e
-	}
-	for _, r := range fused {
-		if e, ok := byID[r.ID]; ok {
-			res.Hits = append(res.Hits, Shown{Entry: e, Score: r.Score})
-		}
-	}
-	return res, nil
+	return s.Fusion.Fuse(ftIDs, vecIDs, q.K), nil
 }
 
 // Leg is what the vector leg starts from: the query, its lexemes' and

@@ -29,7 +29,6 @@ func (r *planRepo) SubtreeIndex(context.Context, string, string, string) (string
 	return r.subtree, r.reach, nil
 }
 
-func (r *planRepo) Steering(context.Context, string, Filter, int) ([]Entry, error) { return nil, nil }
 func (r *planRepo) QueryTerms(context.Context, string, string) ([]domain.TermStat, domain.Corpus, error) {
 	return nil, domain.Corpus{Docs: r.reach, AllDocs: r.reach}, nil
 }
@@ -49,12 +48,12 @@ func (r *planRepo) Vector(_ context.Context, _, _ string, _ int, _ []float32, _ 
 	}
 	return ids, nil
 }
-func (r *planRepo) Entries(_ context.Context, tenant string, ids []string) ([]Entry, error) {
+func (r *planRepo) HitsAndSteering(_ context.Context, tenant string, ids []string, _ Filter, _ int) ([]Entry, []Entry, error) {
 	out := make([]Entry, len(ids))
 	for i, id := range ids {
 		out[i] = Entry{TenantID: tenant, ArtifactID: id, WorkareaID: "wa_1"}
 	}
-	return out, nil
+	return out, nil, nil
 }
 func (r *planRepo) LogRead(context.Context, ReadLog) error { return nil }
 func (r *planRepo) ReadLogList(context.Context, string, ReadLogFilter) ([]ReadLog, error) {

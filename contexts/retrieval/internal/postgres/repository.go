@@ -197,21 +197,32 @@ func entryFrom(tenant, id, workarea, kind, claimKey string, version int32, text 
 	return e, nil
 }
 
-// Steering lists the steering rows a filter reaches, unranked.
-func (r *Repository) Steering(ctx context.Context, tenant string, f app.Filter, limit int) ([]app.Entry, error) {
-	rows, err := r.q.SteeringFor(ctx, r.conn(ctx), dbsqlc.SteeringForParams{
-		TenantID: tenant, Scope: f.Scope, Allow: orEmpty(f.Allow), Deny: orEmpty(f.Deny), MaxRows: int32(limit), Fence: f.Fence.IDs(),
+// HitsAndSteering loads a recall's hits by id and the steering rows the
+// filter steer reaches, at most limit, in one statement.
+func (r *Repository) HitsAndSteering(ctx context.Context, tenant string, ids []string, steer app.Filter, limit int) (hits, steering []app.Entry, err error) {
+	rows, err := r.q.HitsAndSteering(ctx, r.conn(ctx), dbsqlc.HitsAndSteeringParams{
+		TenantID: tenant, Ids: orEmpty(ids), Fence: steer.Fence.IDs(), Scope: steer.Scope, Allow: orEmpty(steer.Allow), Deny: orEmpty(steer.Deny), MaxRows: int32(limit),
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := make([]app.Entry, len(rows))
-	for i, row := range rows {
-		if out[i], err = entryFrom(tenant, row.ArtifactID, row.WorkareaID, row.Kind, row.ClaimKey, row.Version, row.Text, row.PromotedAt, row.Attachments, row.SimulationID); err != nil {
-			return nil, err
+	order := make(map[string]int64)
+	for _, row := range rows {
+		e, err := entryFrom(tenant, row.ArtifactID, row.WorkareaID, row.Kind, row.ClaimKey, row.Version, row.Text, row.PromotedAt, row.Attachments, row.SimulationID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if row.Steering {
+			steering = append(steering, e)
+			order[e.ArtifactID] = row.Ord
+		} else {
+			hits = append(hits, e)
 		}
 	}
-	return out, nil
+	// The statement numbers the steering rows; a UNION ALL promises no
+	// order of its own.
+	slices.SortFunc(steering, func(a, b app.Entry) int { return cmp.Compare(order[a.ArtifactID], order[b.ArtifactID]) })
+	return hits, steering, nil
 }
 
 // oneShot runs a recall query as the unnamed statement, planned for its
@@ -549,21 +560,6 @@ func scopeParams(once bool) (scope, allow, deny string) {
 // Embeddings returns the stored vectors of entries under one model.
 func (r *Repository) Embeddings(ctx context.Context, tenant, model string, ids []string) ([][]float32, error) {
 	return r.q.EntryEmbeddings(ctx, r.conn(ctx), dbsqlc.EntryEmbeddingsParams{TenantID: tenant, Ids: ids, Model: &model})
-}
-
-// Entries loads entries by id.
-func (r *Repository) Entries(ctx context.Context, tenant string, ids []string) ([]app.Entry, error) {
-	rows, err := r.q.EntriesByIDs(ctx, r.conn(ctx), dbsqlc.EntriesByIDsParams{TenantID: tenant, Ids: ids})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]app.Entry, len(rows))
-	for i, row := range rows {
-		if out[i], err = entryFrom(tenant, row.ArtifactID, row.WorkareaID, row.Kind, row.ClaimKey, row.Version, row.Text, row.PromotedAt, row.Attachments, row.SimulationID); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // LogRead records one read.

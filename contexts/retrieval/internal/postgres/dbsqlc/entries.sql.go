@@ -141,58 +141,6 @@ func (q *Queries) EntriesAfter(ctx context.Context, db DBTX, arg EntriesAfterPar
 	return items, nil
 }
 
-const entriesByIDs = `-- name: EntriesByIDs :many
-SELECT artifact_id, workarea_id, kind, claim_key, version, text, promoted_at, attachments, simulation_id
-FROM retrieval.entries WHERE tenant_id = $1 AND artifact_id = ANY($2::text[])
-`
-
-type EntriesByIDsParams struct {
-	TenantID string
-	Ids      []string
-}
-
-type EntriesByIDsRow struct {
-	ArtifactID   string
-	WorkareaID   string
-	Kind         string
-	ClaimKey     string
-	Version      int32
-	Text         string
-	PromotedAt   time.Time
-	Attachments  []byte
-	SimulationID *string
-}
-
-func (q *Queries) EntriesByIDs(ctx context.Context, db DBTX, arg EntriesByIDsParams) ([]EntriesByIDsRow, error) {
-	rows, err := db.Query(ctx, entriesByIDs, arg.TenantID, arg.Ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []EntriesByIDsRow
-	for rows.Next() {
-		var i EntriesByIDsRow
-		if err := rows.Scan(
-			&i.ArtifactID,
-			&i.WorkareaID,
-			&i.Kind,
-			&i.ClaimKey,
-			&i.Version,
-			&i.Text,
-			&i.PromotedAt,
-			&i.Attachments,
-			&i.SimulationID,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const entryDelete = `-- name: EntryDelete :one
 DELETE FROM retrieval.entries WHERE tenant_id = $1 AND artifact_id = $2
 RETURNING workarea_id, workarea_id_path::text AS workarea_id_path, length(tsv)::bigint AS lexemes
@@ -365,6 +313,90 @@ func (q *Queries) EntrySetEmbedding(ctx context.Context, db DBTX, arg EntrySetEm
 		arg.ArtifactID,
 	)
 	return err
+}
+
+const hitsAndSteering = `-- name: HitsAndSteering :many
+SELECT false AS steering, 0::bigint AS ord, h.artifact_id, h.workarea_id, h.kind, h.claim_key, h.version, h.text, h.promoted_at, h.attachments, h.simulation_id
+FROM retrieval.entries h WHERE h.tenant_id = $1 AND h.artifact_id = ANY($2::text[])
+UNION ALL
+(SELECT true AS steering, row_number() OVER (ORDER BY nlevel(s.workarea_id_path), s.promoted_at) AS ord,
+    s.artifact_id, s.workarea_id, s.kind, s.claim_key, s.version, s.text, s.promoted_at, s.attachments, s.simulation_id
+FROM retrieval.entries s
+WHERE s.tenant_id = $1 AND s.kind = 'steering'
+  AND (s.simulation_id IS NULL OR s.simulation_id = ANY($3::text[]))
+  AND (s.workarea_id_path @> (SELECT CAST($4::text AS ltree)) OR s.workarea_id_path <@ (SELECT CAST($4::text AS ltree)))
+  AND (SELECT CAST($5::text[] AS ltree[])) @> s.workarea_id_path
+  AND NOT ((SELECT CAST($6::text[] AS ltree[])) @> s.workarea_id_path)
+ORDER BY nlevel(s.workarea_id_path), s.promoted_at
+LIMIT $7)
+`
+
+type HitsAndSteeringParams struct {
+	TenantID string
+	Ids      []string
+	Fence    []string
+	Scope    string
+	Allow    []string
+	Deny     []string
+	MaxRows  int32
+}
+
+type HitsAndSteeringRow struct {
+	Steering     bool
+	Ord          int64
+	ArtifactID   string
+	WorkareaID   string
+	Kind         string
+	ClaimKey     string
+	Version      int32
+	Text         string
+	PromotedAt   time.Time
+	Attachments  []byte
+	SimulationID *string
+}
+
+// A recall's hits by id (steering false; one withdrawn meanwhile is not
+// there) and, in the same statement, one round trip, the steering rows of
+// the scope, its ancestors and its subtree that the caller may read
+// (steering true): never ranked, numbered by path depth then time.
+func (q *Queries) HitsAndSteering(ctx context.Context, db DBTX, arg HitsAndSteeringParams) ([]HitsAndSteeringRow, error) {
+	rows, err := db.Query(ctx, hitsAndSteering,
+		arg.TenantID,
+		arg.Ids,
+		arg.Fence,
+		arg.Scope,
+		arg.Allow,
+		arg.Deny,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []HitsAndSteeringRow
+	for rows.Next() {
+		var i HitsAndSteeringRow
+		if err := rows.Scan(
+			&i.Steering,
+			&i.Ord,
+			&i.ArtifactID,
+			&i.WorkareaID,
+			&i.Kind,
+			&i.ClaimKey,
+			&i.Version,
+			&i.Text,
+			&i.PromotedAt,
+			&i.Attachments,
+			&i.SimulationID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const queryTerms = `-- name: QueryTerms :many
@@ -595,78 +627,6 @@ func (q *Queries) StagedUpsert(ctx context.Context, db DBTX, arg StagedUpsertPar
 		arg.EmbeddingModel,
 	)
 	return err
-}
-
-const steeringFor = `-- name: SteeringFor :many
-SELECT artifact_id, workarea_id, kind, claim_key, version, text, promoted_at, attachments, simulation_id
-FROM retrieval.entries
-WHERE tenant_id = $1 AND kind = 'steering'
-  AND (simulation_id IS NULL OR simulation_id = ANY($2::text[]))
-  AND (workarea_id_path @> (SELECT CAST($3::text AS ltree)) OR workarea_id_path <@ (SELECT CAST($3::text AS ltree)))
-  AND (SELECT CAST($4::text[] AS ltree[])) @> workarea_id_path
-  AND NOT ((SELECT CAST($5::text[] AS ltree[])) @> workarea_id_path)
-ORDER BY nlevel(workarea_id_path), promoted_at
-LIMIT $6
-`
-
-type SteeringForParams struct {
-	TenantID string
-	Fence    []string
-	Scope    string
-	Allow    []string
-	Deny     []string
-	MaxRows  int32
-}
-
-type SteeringForRow struct {
-	ArtifactID   string
-	WorkareaID   string
-	Kind         string
-	ClaimKey     string
-	Version      int32
-	Text         string
-	PromotedAt   time.Time
-	Attachments  []byte
-	SimulationID *string
-}
-
-// Steering of the scope, its ancestors and its subtree that the caller may
-// read: never ranked, by path depth then time.
-func (q *Queries) SteeringFor(ctx context.Context, db DBTX, arg SteeringForParams) ([]SteeringForRow, error) {
-	rows, err := db.Query(ctx, steeringFor,
-		arg.TenantID,
-		arg.Fence,
-		arg.Scope,
-		arg.Allow,
-		arg.Deny,
-		arg.MaxRows,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []SteeringForRow
-	for rows.Next() {
-		var i SteeringForRow
-		if err := rows.Scan(
-			&i.ArtifactID,
-			&i.WorkareaID,
-			&i.Kind,
-			&i.ClaimKey,
-			&i.Version,
-			&i.Text,
-			&i.PromotedAt,
-			&i.Attachments,
-			&i.SimulationID,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const subtreeCount = `-- name: SubtreeCount :one
