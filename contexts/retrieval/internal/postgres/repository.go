@@ -324,6 +324,13 @@ func scanHits(rows pgx.Rows) ([]hit, error) {
 	return hits, rows.Err()
 }
 
+// BM25's k1 on ts_rank_cd's scale (see FullText) and its length
+// normalisation b.
+const (
+	bm25K1 = 0.12
+	bm25B  = 0.75
+)
+
 // FullText runs the full-text leg: entries holding any of the query's
 // candidate lexemes, inside the filter, ranked by BM25
 //
@@ -339,6 +346,11 @@ func scanHits(rows pgx.Rows) ([]hit, error) {
 // few of the query's lexemes, so each term first asks whether the entry
 // holds its lexeme at all (tsv @@ t, under half of ts_rank_cd's cost)
 // and ranks only when it does: the same scores for less work per row.
+// The length norm k1 · (1 − b + b · len / avglen) is computed as
+// k1 · (1 − b) + (k1 · b / avglen) · len, both factors float8 (the second
+// a parameter): written with SQL literals (0.75 * length(tsv)) it was
+// numeric arithmetic, run for every lexeme an entry holds, about a sixth
+// of the leg over 2,000 candidate rows (docs/BENCHMARKS.md).
 // The SQL is built here because the sum has one term per lexeme; every
 // value is a parameter.
 //
@@ -346,18 +358,20 @@ func scanHits(rows pgx.Rows) ([]hit, error) {
 // best want.N rows under want.Model, looked up by key after the LIMIT, so
 // that the vector leg's feedback costs no round trip of its own.
 func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullTextQuery, f app.Filter, limit int, want app.Vectors) ([]string, [][]float32, error) {
-	args := []any{tenant, q.TSQuery, f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), limit, q.AvgLen, f.Fence.IDs()}
+	perLexeme := bm25K1 * bm25B / max(q.AvgLen, 1)
+	args := []any{tenant, q.TSQuery, f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), limit, perLexeme, f.Fence.IDs()}
+	k := "(" + strconv.FormatFloat(bm25K1*(1-bm25B), 'g', -1, 64) + "::float8 + $7::float8 * length(tsv))"
 	var score strings.Builder
 	for i, lexeme := range q.Lexemes {
 		if i > 0 {
 			score.WriteString(" + ")
 		}
 		// idf · tf / (tf + k) written as idf / (1 + k / tf), so that each
-		// ts_rank_cd, the costly part, runs at most once per row (the
-		// planner inlines a LATERAL subquery, so a column used twice is
+		// ts_rank_cd, the costly part, runs at most once per row (an
+		// expression has no common subexpressions: a value used twice is
 		// computed twice), and only for a lexeme the entry holds; one it
 		// lacks (tf 0) adds 0.
-		fmt.Fprintf(&score, "CASE WHEN tsv @@ $%[2]d::tsquery THEN coalesce($%[1]d::float8 / (1 + norm.k / nullif(ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', tsv, $%[2]d::tsquery, 0), 0)), 0) ELSE 0 END", len(args)+1, len(args)+2)
+		fmt.Fprintf(&score, "CASE WHEN tsv @@ $%[2]d::tsquery THEN coalesce($%[1]d::float8 / (1 + %[3]s / nullif(ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', tsv, $%[2]d::tsquery, 0), 0)), 0) ELSE 0 END", len(args)+1, len(args)+2, k)
 		args = append(args, q.IDF[i], domain.TSQuery([]string{lexeme}))
 	}
 	// Scope first, the subtree's rows come from the path index; lexemes
@@ -377,8 +391,7 @@ func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullT
 		inScope = "(" + inScope + ") IS TRUE"
 	}
 	sql := `SELECT artifact_id, ` + score.String() + ` AS score
-FROM retrieval.entries,
-LATERAL (SELECT 0.12 * (0.25 + 0.75 * length(tsv) / greatest($7::float8, 1)) AS k) AS norm
+FROM retrieval.entries
 WHERE ` + tenantIs + ` AND kind <> 'steering' AND (simulation_id IS NULL OR simulation_id = ANY($8::text[]))
   AND tsv @@ $2::tsquery
   AND ` + inScope + `
