@@ -160,7 +160,7 @@ func (l *loaded) load(ctx context.Context, tb testing.TB, db *pg.DB, c *corpus, 
 	emb := embed.NewBuiltin(embed.DefaultDim)
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	// Rebuilt however the load ends, so a kept database keeps its indexes.
-	defer withoutIndexes(ctx, tb, db, "entries_tsv", "entries_path", "entries_scope_builtin_384")()
+	defer withoutIndexes(ctx, tb, db, "entries_tsv_scope", "entries_path", "entries_scope_builtin_384")()
 	for start := len(l.texts); start < n; start += batch {
 		end := min(start+batch, n)
 		texts := make([]string, 0, end-start)

@@ -97,6 +97,12 @@ FROM retrieval.entries WHERE tsv @@ $1::tsquery`, domain.TSQuery(lexemes), quote
 		"scope first":            func() domain.FullTextQuery { q := base; q.ScopeFirst = true; return q }(),
 		"lexemes first":          base,
 		"lexemes first, generic": func() domain.FullTextQuery { q := base; q.Generic = true; return q }(),
+		"scope in the index":     func() domain.FullTextQuery { q := base; q.ScopeInIndex = true; return q }(),
+		"scope in the index, generic": func() domain.FullTextQuery {
+			q := base
+			q.ScopeInIndex, q.Generic = true, true
+			return q
+		}(),
 	}
 	f := app.Filter{Scope: "r", Allow: []string{"r"}}
 	for name, q := range forms {

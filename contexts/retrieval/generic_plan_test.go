@@ -128,6 +128,18 @@ func TestLegsRunGenericAndLeaveThePlanModeAsFound(t *testing.T) {
 				_, _, err := repo.FullText(ctx, "ten_a", lf, f, 32, app.Vectors{})
 				return err
 			}},
+			{"full text, scope in the index", func(ctx context.Context) error {
+				in := ft
+				in.ScopeInIndex = true
+				_, _, err := repo.FullText(ctx, "ten_a", in, f, 32, app.Vectors{})
+				return err
+			}},
+			{"full text, scope in the index, planned for its values", func(ctx context.Context) error {
+				in := ft
+				in.ScopeInIndex, in.Generic = true, false
+				_, _, err := repo.FullText(ctx, "ten_a", in, f, 32, app.Vectors{})
+				return err
+			}},
 			{"full text, scope first", func(ctx context.Context) error {
 				sf := ft
 				sf.ScopeFirst, sf.Generic = true, false
@@ -180,15 +192,16 @@ func TestLegsRunGenericAndLeaveThePlanModeAsFound(t *testing.T) {
 WHERE generic_plans >= 3 AND custom_plans = 0 AND statement LIKE 'SELECT artifact_id,%'`).Scan(&generic); err != nil {
 			t.Fatal(err)
 		}
-		if generic != 3 {
-			t.Errorf("session %s: %d legs ran three times under a generic plan, want 3 (full text lexemes first, exact, overfetch)", mode, generic)
+		if generic != 4 {
+			t.Errorf("session %s: %d legs ran three times under a generic plan, want 4 (full text lexemes first and scope in the index, exact, overfetch)", mode, generic)
 		}
 	}
 }
 
-// TestFullTextFormsReadTheSameRows runs the full-text leg in its three
+// TestFullTextFormsReadTheSameRows runs the full-text leg in its five
 // forms — scope first, lexemes first planned for its values, lexemes
-// first under a generic plan with its tenant and scope tests hidden —
+// first under a generic plan with its tenant and scope tests hidden, and
+// the scope in the full-text index, planned or generic —
 // over rows it must pass over: another tenant's with the same workarea
 // path and words, a steering row, a simulation's row outside the caller's
 // fence, a denied subtree's and one outside the scope. Each form returns
@@ -217,6 +230,8 @@ FROM (VALUES
 	forms["scope first"] = func() domain.FullTextQuery { q := base; q.ScopeFirst = true; return q }()
 	forms["lexemes first"] = base
 	forms["lexemes first, generic"] = func() domain.FullTextQuery { q := base; q.Generic = true; return q }()
+	forms["scope in the index"] = func() domain.FullTextQuery { q := base; q.ScopeInIndex = true; return q }()
+	forms["scope in the index, generic"] = func() domain.FullTextQuery { q := base; q.ScopeInIndex, q.Generic = true, true; return q }()
 	// Equal scores: the rows come in id order.
 	want := []string{"in_1", "in_2", "in_3"}
 	// The best rows' vectors under the model asked for, in rank order;
@@ -242,6 +257,27 @@ FROM (VALUES
 				}
 				if !slices.EqualFunc(vecs, wantVecs, slices.Equal) {
 					t.Fatalf("%s, round %d, %+v: vectors %v, want %v", name, round, ask, vecs, wantVecs)
+				}
+			}
+		}
+		// A scope below the root, and the root with only r.a allowed:
+		// r.a's prefix, not the root's, selects; none when scope and
+		// allowed subtrees do not meet.
+		for _, nf := range []struct {
+			f    app.Filter
+			want []string
+		}{
+			{app.Filter{Scope: "r.a", Allow: []string{"r"}, Deny: []string{"r.x"}}, []string{"in_2", "in_3"}},
+			{app.Filter{Scope: "r", Allow: []string{"r.a", "r.x"}, Deny: []string{"r.x"}}, []string{"in_2", "in_3"}},
+			{app.Filter{Scope: "r.a", Allow: []string{"s", "r.ab"}}, nil},
+		} {
+			for round := range 7 {
+				got, _, err := repo.FullText(ctx, "ten_a", q, nf.f, 32, app.Vectors{})
+				if err != nil {
+					t.Fatalf("%s, %+v, round %d: %v", name, nf.f, round, err)
+				}
+				if !slices.Equal(got, nf.want) {
+					t.Fatalf("%s, %+v, round %d: %v, want %v", name, nf.f, round, got, nf.want)
 				}
 			}
 		}

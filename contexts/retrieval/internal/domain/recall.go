@@ -333,6 +333,48 @@ type FullTextQuery struct {
 	// is planned for its values, where Postgres may instead intersect the
 	// GIN index with the tenant's rows, as a generic plan cannot judge.
 	Generic bool
+	// ScopeInIndex says the scope's subtree is a key of the full-text
+	// index's scan (migration 0043), beside the lexemes: GIN intersects
+	// the scope's postings with theirs, so rows outside the scope are
+	// never fetched, whether the lexemes or the scope hold fewer rows.
+	// Set when the scope reaches at most 1/ScopeInIndexShare of the
+	// tenant's entries (ScopeFirst is then false); over most of the tree
+	// the scope's postings filter little and cost more to read than the
+	// rows they would spare.
+	ScopeInIndex bool
+}
+
+// ScopeSubtrees are the subtrees whose rows are both in the scope and
+// under one of the allowed subtrees (id paths): each allowed subtree
+// inside the scope, and the scope itself when an allowed subtree holds
+// it. Their union is what the scope and allow tests let through, so the
+// full-text index searches under them (ScopeInIndex), not under a scope
+// wider than what the caller may read; one inside another is left out.
+// None when the two do not meet.
+func ScopeSubtrees(scope string, allow []string) []string {
+	var in []string
+	for _, a := range allow {
+		switch {
+		case under(a, scope):
+			in = append(in, a)
+		case under(scope, a):
+			in = append(in, scope)
+		}
+	}
+	// Shortest first, so that a subtree's ancestors are kept before it.
+	slices.SortFunc(in, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) })
+	var out []string
+	for _, p := range in {
+		if !slices.ContainsFunc(out, func(q string) bool { return under(p, q) }) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// under says whether the id path p is q or below it.
+func under(p, q string) bool {
+	return p == q || strings.HasPrefix(p, q+".")
 }
 
 // RankBudget is about how many rows the full-text leg may visit: ranking
@@ -348,6 +390,15 @@ const RankBudget = 300
 // the time candidates first (1.5 ms against 3.1), a 1,000-row scope a
 // third less scope first (1.1 ms against 1.5).
 const ScopeFirstRatio = 8
+
+// ScopeInIndexShare is the part of the tenant's entries at or under which
+// a scope is searched inside the full-text index (ScopeInIndex). Measured
+// at 1M entries: a 10 % scope's leg took 1.0–2.9 ms in the index against
+// 3.5–6.9 ms filtering the lexemes' rows, a 1 % scope's 0.4–0.8 ms against
+// 5.5–8.6 ms scope first; the whole tree's 11–19 ms against 10. Between 10 %
+// and the whole tree it was not measured: a quarter is a guess that leaves
+// most of the scope's rows spared (docs/BENCHMARKS.md).
+const ScopeInIndexShare = 4
 
 // MaxScored is the most lexemes, rarest first, that select and score
 // candidates: each costs a lookup in every candidate's tsvector, and a
@@ -388,7 +439,8 @@ func NewFullTextQuery(terms []TermStat, c Corpus, reach int64) (q FullTextQuery,
 		}
 	}
 	q.TSQuery = TSQuery(candidates)
-	q.ScopeFirst = reach < ScopeFirstRatio*holding
+	q.ScopeInIndex = ScopeInIndexShare*reach <= c.Docs
+	q.ScopeFirst = !q.ScopeInIndex && reach < ScopeFirstRatio*holding
 	q.Generic = !q.ScopeFirst && 2*c.Docs >= c.AllDocs
 	return q, true
 }

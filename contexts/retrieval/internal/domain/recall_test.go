@@ -85,18 +85,27 @@ func TestFullTextCandidatesWithinBudget(t *testing.T) {
 		}
 	}
 	// A filter reaching fewer rows than the budget: every lexeme searches,
-	// and the scope's rows come first.
+	// and the scope is a key of the index's scan.
 	q, _ := NewFullTextQuery(terms, c, RankBudget)
-	if q.TSQuery != `'rare' | 'mid' | 'midish' | 'common'` || !q.ScopeFirst {
-		t.Fatalf("narrow scope: candidates %q, scope first %v", q.TSQuery, q.ScopeFirst)
+	if q.TSQuery != `'rare' | 'mid' | 'midish' | 'common'` || !q.ScopeInIndex || q.ScopeFirst {
+		t.Fatalf("narrow scope: candidates %q, in the index %v, scope first %v", q.TSQuery, q.ScopeInIndex, q.ScopeFirst)
 	}
-	// Candidates held by 250 entries: a scope of 1,999 rows comes first,
-	// one of 2,000 (ScopeFirstRatio × 250) does not.
-	if q, _ := NewFullTextQuery(terms, c, 1999); !q.ScopeFirst {
-		t.Fatal("1,999-row scope, 250 candidate rows: lexemes first")
+	// The scope goes into the index up to a quarter of the tenant's
+	// entries (ScopeInIndexShare), whatever the candidates.
+	for reach, want := range map[int64]bool{0: true, c.Docs / 10: true, c.Docs / 4: true, c.Docs/4 + 1: false, c.Docs: false} {
+		if q, _ := NewFullTextQuery(terms, c, reach); q.ScopeInIndex != want {
+			t.Errorf("reach %d of %d: in the index %v, want %v", reach, c.Docs, q.ScopeInIndex, want)
+		}
 	}
-	if q, _ := NewFullTextQuery(terms, c, 2000); q.ScopeFirst {
-		t.Fatal("2,000-row scope, 250 candidate rows: scope first")
+	// Wider, candidates held by 40,000 entries: a scope of 319,999 rows
+	// comes first, one of 320,000 (ScopeFirstRatio × 40,000) does not.
+	wide := Corpus{Docs: 1_000_000, Lexemes: 60_000_000}
+	many := []TermStat{{"many", 40_000}}
+	if q, _ := NewFullTextQuery(many, wide, 319_999); !q.ScopeFirst || q.ScopeInIndex || q.Generic {
+		t.Fatalf("319,999-row scope, 40,000 candidate rows: scope first %v, in the index %v, generic %v", q.ScopeFirst, q.ScopeInIndex, q.Generic)
+	}
+	if q, _ := NewFullTextQuery(many, wide, 320_000); q.ScopeFirst || q.ScopeInIndex {
+		t.Fatalf("320,000-row scope, 40,000 candidate rows: scope first %v, in the index %v", q.ScopeFirst, q.ScopeInIndex)
 	}
 	// However common, the rarest lexeme always searches.
 	q, _ = NewFullTextQuery([]TermStat{{"x", 20_000}}, c, c.Docs)
@@ -185,8 +194,8 @@ func TestFullTextGenericOnlyForADominantTenant(t *testing.T) {
 		{100_000, 200_000, 100_000, true},
 		{100_000, 200_001, 100_000, false}, // another tenant holds more
 		{1_000, 1_000_000, 1_000, false},
-		{100_000, 0, 100_000, true},    // statistics not gathered yet: its own count
-		{100_000, 100_000, 300, false}, // scope first: planned for its values
+		{100_000, 0, 100_000, true},   // statistics not gathered yet: its own count
+		{100_000, 100_000, 300, true}, // the scope in the index: one shape whatever its value
 	} {
 		q, ok := NewFullTextQuery(terms, Corpus{Docs: c.docs, Lexemes: c.docs * 40, AllDocs: c.all}, c.reach)
 		if !ok {
@@ -215,6 +224,28 @@ func TestSubtreePlan(t *testing.T) {
 	} {
 		if got := SubtreePlan(whole(c.reach), c.reach, c.subtree, c.subRows, 32); got != c.want {
 			t.Errorf("%s: SubtreePlan = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// The full-text index searches under the subtrees both the scope and an
+// allowed subtree hold, the widest of nested ones only.
+func TestScopeSubtrees(t *testing.T) {
+	for _, c := range []struct {
+		scope string
+		allow []string
+		want  []string
+	}{
+		{"r", []string{"r"}, []string{"r"}},
+		{"r.a", []string{"r"}, []string{"r.a"}},                            // the scope inside what is allowed
+		{"r", []string{"r.a", "r.b.c"}, []string{"r.a", "r.b.c"}},          // allowed parts of the scope
+		{"r", []string{"r.a.b", "r.a", "r.a-x"}, []string{"r.a", "r.a-x"}}, // r.a.b inside r.a
+		{"r.a", []string{"r.ab", "s", "r.b"}, nil},                         // a shared prefix is not a subtree
+		{"r.a", []string{"r", "r.a", "r.a.b"}, []string{"r.a"}},
+		{"r", nil, nil},
+	} {
+		if got := ScopeSubtrees(c.scope, c.allow); !slices.Equal(got, c.want) {
+			t.Errorf("scope %s, allow %v: %v, want %v", c.scope, c.allow, got, c.want)
 		}
 	}
 }

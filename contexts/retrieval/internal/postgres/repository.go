@@ -374,8 +374,8 @@ func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullT
 		fmt.Fprintf(&score, "CASE WHEN tsv @@ $%[2]d::tsquery THEN coalesce($%[1]d::float8 / (1 + %[3]s / nullif(ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', tsv, $%[2]d::tsquery, 0), 0)), 0) ELSE 0 END", len(args)+1, len(args)+2, k)
 		args = append(args, q.IDF[i], domain.TSQuery([]string{lexeme}))
 	}
-	// Scope first, the subtree's rows come from the path index; lexemes
-	// first, IS TRUE hides the same test from the planner so that it
+	// Scope first, the subtree's rows come from the path index; otherwise
+	// IS TRUE hides the same test from the planner so that it
 	// filters the GIN index's rows instead of intersecting them with a
 	// scan of the whole subtree (the allow list alone keeps the scope).
 	// The scope-first SQL needs the planner to see the scope's value, so
@@ -389,6 +389,19 @@ func (r *Repository) FullText(ctx context.Context, tenant string, q domain.FullT
 	inScope := "workarea_id_path <@ " + scope
 	if !q.ScopeFirst {
 		inScope = "(" + inScope + ") IS TRUE"
+	}
+	// In the index (q.ScopeInIndex), the subtrees that both the scope and
+	// an allowed subtree hold are keys of the GIN scan too: an entry is
+	// indexed under its path's prefixes (migration 0043), written as
+	// ltree writes them. The path tests stay, hidden, so the rows are
+	// exactly those of the other forms.
+	if q.ScopeInIndex {
+		subtrees := "$" + strconv.Itoa(len(args)+1) + "::text[]::ltree[]::text[]"
+		if q.Generic {
+			subtrees = "(SELECT " + subtrees + ")"
+		}
+		inScope = "retrieval.scope_prefixes(workarea_id_path) && " + subtrees + "\n  AND " + inScope
+		args = append(args, orEmpty(domain.ScopeSubtrees(f.Scope, f.Allow)))
 	}
 	sql := `SELECT artifact_id, ` + score.String() + ` AS score
 FROM retrieval.entries
