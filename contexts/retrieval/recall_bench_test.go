@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -347,7 +348,7 @@ func BenchmarkRecall(b *testing.B) {
 	repo := &timedRepo{Repository: postgres.New(db)}
 	svc := newBenchService(db)
 	svc.Repo = repo
-	var builds, stages, costs, bare, warmed []string
+	var builds, stages, stageCPU, costs, bare, warmed []string
 	fmt.Printf("\n| rows | scope | rows in scope | vector search | c | p50 ms | p99 ms | recalls/s | vector recall@10 | without feedback |\n")
 	fmt.Printf("| ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, n := range sizes {
@@ -414,6 +415,23 @@ func BenchmarkRecall(b *testing.B) {
 					stages = append(stages, fmt.Sprintf("| %d | %g %% | %.2f | %s |", n, w*100, ms(pct(lat, 0.5)), repo.medians()))
 				}
 			}
+			// CPU per stage: a pass of its own, one recall at a time, as
+			// the readings between stages cost time the latency table
+			// above should not carry. With one P the Go scheduler does not
+			// spin idle threads while a statement is out (at GOMAXPROCS 2
+			// that spinning was most of this process's time at c=1), so
+			// what this process is charged is its work.
+			queries, scopes = queriesAt(c, l, w, 200)
+			repo.reset()
+			repo.cpu = newCPUProbe(ctx, b, db)
+			procs := runtime.GOMAXPROCS(1)
+			before := repo.cpu.readBefore()
+			repo.cpu.overhead = 0
+			runRecalls(benchCaller(ctx), b, svc, queries, scopes, 1)
+			whole := repo.cpu.wholeSpent(repo.cpu.read(), before)
+			runtime.GOMAXPROCS(procs)
+			stageCPU = append(stageCPU, fmt.Sprintf("| %d | %g %% | %s |", n, w*100, repo.cpuCells(len(queries), whole)))
+			repo.cpu = nil
 		}
 	}
 	fmt.Printf("\n| rows | bulk load (COPY, full-text and path indexes) | HNSW build (m 16, ef_construction 200, one worker) |\n| ---: | ---: | ---: |\n")
@@ -437,6 +455,11 @@ func BenchmarkRecall(b *testing.B) {
 	fmt.Printf("\nMedian ms per stage at concurrency 1 (the rest of a recall is access, the snapshot's BEGIN/COMMIT, query embedding and fusion):\n\n")
 	fmt.Printf("| rows | scope | recall p50 | %s |\n| ---: | ---: | ---: |%s\n", strings.Join(stageNames, " | "), strings.Repeat(" ---: |", len(stageNames)))
 	for _, row := range stages {
+		fmt.Println(row)
+	}
+	fmt.Printf("\nCPU ms per recall by stage at concurrency 1, in all (this process and Postgres's client backends; Postgres's part in brackets; \"the rest\" is access, the snapshot's BEGIN/COMMIT, query embedding and fusion):\n\n")
+	fmt.Printf("| rows | scope | recall | %s | the rest |\n| ---: | ---: | ---: |%s ---: |\n", strings.Join(stageNames, " | "), strings.Repeat(" ---: |", len(stageNames)))
+	for _, row := range stageCPU {
 		fmt.Println(row)
 	}
 }
@@ -494,24 +517,70 @@ func benchDB(b *testing.B) *pg.DB {
 // and separate "steering" and "entries" stages, now one.)
 var stageNames = []string{"query terms", "reachable", "full-text", "vector", "hits and steering", "read log"}
 
-// timedRepo records how long each repository call of a recall takes.
+// timedRepo records how long each repository call of a recall takes
+// and, while cpu is set (one recall at a time), the CPU time it costs.
 type timedRepo struct {
 	app.Repository
-	mu sync.Mutex
-	d  map[string][]time.Duration
+	mu  sync.Mutex
+	d   map[string][]time.Duration
+	cpu *cpuProbe
+	// spent is each stage's CPU time, this process's and Postgres's,
+	// summed over the recalls measured with cpu set.
+	spent map[string]cpuSpent
 }
 
 func (r *timedRepo) reset() {
 	r.mu.Lock()
 	r.d = map[string][]time.Duration{}
+	r.spent = map[string]cpuSpent{}
 	r.mu.Unlock()
 }
 
-func (r *timedRepo) since(stage string, t0 time.Time) {
-	d := time.Since(t0)
+// start begins timing a stage: its CPU reading (when probing) before
+// the clock starts, so that reading does not count in the wall time.
+func (r *timedRepo) start() stageStart {
+	var st stageStart
+	if r.cpu != nil {
+		st.cpu = r.cpu.readBefore()
+	}
+	st.at = time.Now()
+	return st
+}
+
+type stageStart struct {
+	at  time.Time
+	cpu cpuSpent
+}
+
+func (r *timedRepo) since(stage string, st stageStart) {
+	d := time.Since(st.at)
+	var used cpuSpent
+	if r.cpu != nil {
+		used = r.cpu.read().minus(st.cpu)
+	}
 	r.mu.Lock()
 	r.d[stage] = append(r.d[stage], d)
+	r.spent[stage] = r.spent[stage].plus(used)
 	r.mu.Unlock()
+}
+
+// cpuCells formats each stage's mean CPU per recall in milliseconds, in
+// all and Postgres's part, over n recalls that cost whole in all; the
+// last cell is the rest of a recall (access, the snapshot's BEGIN and
+// COMMIT, the query's embedding, fusion).
+func (r *timedRepo) cpuCells(n int, whole cpuSpent) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cell := func(c cpuSpent) string {
+		return fmt.Sprintf("%.2f (%.2f)", ms(c.self+c.postgres)/float64(n), ms(c.postgres)/float64(n))
+	}
+	cells := []string{cell(whole)}
+	rest := whole
+	for _, s := range stageNames {
+		cells = append(cells, cell(r.spent[s]))
+		rest = rest.minus(r.spent[s])
+	}
+	return strings.Join(append(cells, cell(rest)), " | ")
 }
 
 // medians formats each stage's median in milliseconds as table cells.
@@ -529,32 +598,32 @@ func (r *timedRepo) medians() string {
 }
 
 func (r *timedRepo) QueryTerms(ctx context.Context, tenant, query string) ([]domain.TermStat, domain.Corpus, error) {
-	defer r.since("query terms", time.Now())
+	defer r.since("query terms", r.start())
 	return r.Repository.QueryTerms(ctx, tenant, query)
 }
 
 func (r *timedRepo) Reachable(ctx context.Context, tenant string, f app.Filter) (int64, error) {
-	defer r.since("reachable", time.Now())
+	defer r.since("reachable", r.start())
 	return r.Repository.Reachable(ctx, tenant, f)
 }
 
 func (r *timedRepo) FullText(ctx context.Context, tenant string, q domain.FullTextQuery, f app.Filter, limit int, want app.Vectors) ([]string, [][]float32, error) {
-	defer r.since("full-text", time.Now())
+	defer r.since("full-text", r.start())
 	return r.Repository.FullText(ctx, tenant, q, f, limit, want)
 }
 
 func (r *timedRepo) Vector(ctx context.Context, tenant, model string, dim int, vec []float32, f app.Filter, limit int, s domain.Search) ([]string, error) {
-	defer r.since("vector", time.Now())
+	defer r.since("vector", r.start())
 	return r.Repository.Vector(ctx, tenant, model, dim, vec, f, limit, s)
 }
 
 func (r *timedRepo) HitsAndSteering(ctx context.Context, tenant string, ids []string, steer app.Filter, limit int) ([]app.Entry, []app.Entry, error) {
-	defer r.since("hits and steering", time.Now())
+	defer r.since("hits and steering", r.start())
 	return r.Repository.HitsAndSteering(ctx, tenant, ids, steer, limit)
 }
 
 func (r *timedRepo) LogRead(ctx context.Context, l app.ReadLog) error {
-	defer r.since("read log", time.Now())
+	defer r.since("read log", r.start())
 	return r.Repository.LogRead(ctx, l)
 }
 
@@ -781,6 +850,96 @@ type cpuPer struct{ service, postgres float64 }
 func (t cpuTimes) since(t0 cpuTimes, ops int) cpuPer {
 	self, machine := t.self-t0.self, t.machine-t0.machine
 	return cpuPer{service: ms(self) / float64(ops), postgres: ms(max(machine-self, 0)) / float64(ops)}
+}
+
+// cpuProbe reads the CPU time this process and the database's client
+// backends have had, to the nanosecond: the process's from getrusage, each
+// backend's from /proc/PID/schedstat (its time on a CPU), the backends
+// being those of pg_stat_activity when the probe was made. With one
+// recall at a time and the pool warmed, a reading's difference is what
+// the code between the readings cost.
+type cpuProbe struct {
+	stats []string
+	// overhead is this process's time spent reading the backends' files,
+	// which a span's readings take from inside a longer span (the whole
+	// recall): taken back out of it (wholeSpent).
+	overhead time.Duration
+}
+
+type cpuSpent struct{ self, postgres time.Duration }
+
+func (c cpuSpent) plus(o cpuSpent) cpuSpent {
+	return cpuSpent{c.self + o.self, c.postgres + o.postgres}
+}
+func (c cpuSpent) minus(o cpuSpent) cpuSpent {
+	return cpuSpent{c.self - o.self, c.postgres - o.postgres}
+}
+
+func newCPUProbe(ctx context.Context, tb testing.TB, db *pg.DB) *cpuProbe {
+	tb.Helper()
+	rows, err := db.Pool.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'`)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := &cpuProbe{}
+	for _, pid := range pids {
+		path := fmt.Sprintf("/proc/%d/schedstat", pid)
+		if _, err := os.ReadFile(path); err != nil {
+			tb.Fatalf("Postgres's CPU time per stage needs the database on this machine: %v", err)
+		}
+		p.stats = append(p.stats, path)
+	}
+	return p
+}
+
+// read ends a measured span: this process's time first, so reading the
+// backends' files is not counted in it. readBefore starts one, the other
+// way round.
+func (p *cpuProbe) read() cpuSpent {
+	self := p.self()
+	return cpuSpent{self: self, postgres: p.postgres()}
+}
+
+func (p *cpuProbe) readBefore() cpuSpent {
+	pg := p.postgres()
+	return cpuSpent{self: p.self(), postgres: pg}
+}
+
+func (p *cpuProbe) self() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// wholeSpent is what a span between two readings cost, less the readings
+// between them.
+func (p *cpuProbe) wholeSpent(end, start cpuSpent) cpuSpent {
+	c := end.minus(start)
+	c.self -= p.overhead
+	return c
+}
+
+func (p *cpuProbe) postgres() time.Duration {
+	s0 := p.self()
+	defer func() { p.overhead += p.self() - s0 }()
+	var sum time.Duration
+	for _, path := range p.stats {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue // a backend that ended: its time is gone from both readings' sums
+		}
+		field, _, _ := strings.Cut(string(data), " ")
+		if ns, err := strconv.ParseInt(field, 10, 64); err == nil {
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
 }
 
 func pct(d []time.Duration, p float64) time.Duration {
