@@ -120,7 +120,8 @@ FROM retrieval.entries
 WHERE tenant_id = @tenant_id AND artifact_id = ANY(@ids::text[])
   AND embedding_model = @model AND embedding IS NOT NULL;
 
--- name: ReadLogInsert :exec
+-- name: ReadLogInsert :batchexec
+-- Read-log rows, many in one round trip and one commit (readlog.go).
 INSERT INTO retrieval.read_log (tenant_id, key_id, workarea_id, query_sha256, returned, at, operation, simulations)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
 

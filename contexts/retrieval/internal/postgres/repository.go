@@ -37,6 +37,8 @@ type Repository struct {
 	}
 	// subtrees remembers which subtree index served a scope (subtree.go).
 	subtrees *expiring.Map[string, subtreeSeen]
+	// logs writes the read log outside a unit of work (readlog.go).
+	logs *readLogWriter
 }
 
 // scopeSeen is whether a scope index was valid when last looked at.
@@ -49,7 +51,8 @@ var _ app.Repository = (*Repository)(nil)
 
 // New returns a repository on db.
 func New(db *pg.DB) *Repository {
-	return &Repository{db: db, q: dbsqlc.New(), subtrees: expiring.New[string, subtreeSeen](time.Minute, maxSubtreeSeen)}
+	q := dbsqlc.New()
+	return &Repository{db: db, q: q, subtrees: expiring.New[string, subtreeSeen](time.Minute, maxSubtreeSeen), logs: &readLogWriter{db: db, q: q}}
 }
 
 func (r *Repository) conn(ctx context.Context) dbsqlc.DBTX { return r.db.Conn(ctx) }
@@ -588,12 +591,20 @@ func (r *Repository) Embeddings(ctx context.Context, tenant, model string, ids [
 	return r.q.EntryEmbeddings(ctx, r.conn(ctx), dbsqlc.EntryEmbeddingsParams{TenantID: tenant, Ids: ids, Model: &model})
 }
 
-// LogRead records one read.
+// LogRead records one read: in the caller's unit of work if ctx carries
+// one, else committed with the rows of concurrent reads (readLogWriter)
+// before it returns.
 func (r *Repository) LogRead(ctx context.Context, l app.ReadLog) error {
-	return r.q.ReadLogInsert(ctx, r.conn(ctx), dbsqlc.ReadLogInsertParams{
+	row := dbsqlc.ReadLogInsertParams{
 		TenantID: l.TenantID, KeyID: l.KeyID, WorkareaID: l.WorkareaID, QuerySha256: l.QuerySHA256, Returned: orEmpty(l.Returned), At: l.At,
 		Operation: cmp.Or(l.Operation, app.ReadRecall), Simulations: orEmpty(l.Simulations),
-	})
+	}
+	if pg.InTxRequired(ctx) != nil {
+		return r.logs.write(ctx, row)
+	}
+	var err error
+	r.q.ReadLogInsert(ctx, r.conn(ctx), []dbsqlc.ReadLogInsertParams{row}).Exec(func(_ int, e error) { err = e })
+	return err
 }
 
 // Tenants lists the tenants that have a serving tier.

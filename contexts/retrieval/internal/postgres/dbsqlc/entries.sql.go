@@ -455,36 +455,6 @@ func (q *Queries) QueryTerms(ctx context.Context, db DBTX, arg QueryTermsParams)
 	return items, nil
 }
 
-const readLogInsert = `-- name: ReadLogInsert :exec
-INSERT INTO retrieval.read_log (tenant_id, key_id, workarea_id, query_sha256, returned, at, operation, simulations)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-`
-
-type ReadLogInsertParams struct {
-	TenantID    string
-	KeyID       string
-	WorkareaID  string
-	QuerySha256 []byte
-	Returned    []string
-	At          time.Time
-	Operation   string
-	Simulations []string
-}
-
-func (q *Queries) ReadLogInsert(ctx context.Context, db DBTX, arg ReadLogInsertParams) error {
-	_, err := db.Exec(ctx, readLogInsert,
-		arg.TenantID,
-		arg.KeyID,
-		arg.WorkareaID,
-		arg.QuerySha256,
-		arg.Returned,
-		arg.At,
-		arg.Operation,
-		arg.Simulations,
-	)
-	return err
-}
-
 const readLogList = `-- name: ReadLogList :many
 SELECT id, key_id, workarea_id, operation, query_sha256, returned, at, simulations
 FROM retrieval.read_log
