@@ -19,12 +19,19 @@ import (
 // plan_cache_mode set to mode.
 func openInPlanMode(t *testing.T, base, mode string) *pg.DB {
 	t.Helper()
+	return openWithSetting(t, base, "plan_cache_mode", mode)
+}
+
+// openWithSetting opens a pool of one connection whose session runs with
+// the setting name at value.
+func openWithSetting(t *testing.T, base, name, value string) *pg.DB {
+	t.Helper()
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := u.Query()
-	q.Set("plan_cache_mode", mode)
+	q.Set(name, value)
 	u.RawQuery = q.Encode()
 	db, err := pg.Open(context.Background(), u.String(), pg.Options{MaxConns: 1, ApplicationName: "oml-test"})
 	if err != nil {
@@ -32,8 +39,8 @@ func openInPlanMode(t *testing.T, base, mode string) *pg.DB {
 	}
 	t.Cleanup(db.Close)
 	var got string
-	if err := db.Pool.QueryRow(context.Background(), "SHOW plan_cache_mode").Scan(&got); err != nil || got != mode {
-		t.Fatalf("plan_cache_mode %q (%v), want %q", got, err, mode)
+	if err := db.Pool.QueryRow(context.Background(), "SELECT current_setting($1)", name).Scan(&got); err != nil || got != value {
+		t.Fatalf("%s %q (%v), want %q", name, got, err, value)
 	}
 	return db
 }
@@ -281,5 +288,59 @@ FROM (VALUES
 				}
 			}
 		}
+	}
+}
+
+// TestFilteredSearchHoldsItsWalkSettings pins that a filtered search,
+// which a recall runs in no unit of work, walks the HNSW index with its
+// iterative scan: without it the walk stops at ef_search candidates,
+// almost none of them in a 1 % scope. Outside a transaction and inside
+// one, it returns every row of the scope, as the exact scan does, and a
+// connection's settings are as they were after it.
+func TestFilteredSearchHoldsItsWalkSettings(t *testing.T) {
+	ctx := context.Background()
+	base := pgtest.NewURL(t)
+	c, _ := indexedCorpus(ctx, t, openWithSetting(t, base, "application_name", "oml-test"), 7, 3000)
+	// With sorts priced out the filtered search walks the index, as it
+	// does over a large corpus, rather than sorting the scope's rows.
+	db := openWithSetting(t, base, "enable_sort", "off")
+	repo := postgres.New(db)
+	emb := embed.NewBuiltin(embed.DefaultDim)
+	vec, err := emb.Embed(ctx, embed.Query, []string{c.query(c.text())}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := app.Filter{Scope: "r.a0.b3", Allow: []string{"r"}}
+	exact, err := repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vec[0], f, 64, domain.Search{Method: domain.Exact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(exact) < 10 || len(exact) >= 64 {
+		t.Fatalf("the exact scan found %d rows in the scope; the test wants between 10 and 63", len(exact))
+	}
+	slices.Sort(exact)
+	search := func(ctx context.Context) error {
+		got, err := repo.Vector(ctx, benchTen, emb.Model(), emb.Dim(), vec[0], f, 64, domain.Search{Method: domain.Filtered})
+		if err != nil {
+			return err
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, exact) {
+			t.Errorf("filtered search (in a unit of work: %v): %d rows, the exact scan %d", pg.InTxRequired(ctx) == nil, len(got), len(exact))
+		}
+		return nil
+	}
+	if err := search(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InSnapshot(ctx, search); err != nil {
+		t.Fatal(err)
+	}
+	var scan, ef string
+	if err := db.Pool.QueryRow(ctx, "SELECT current_setting('hnsw.iterative_scan'), current_setting('hnsw.ef_search')").Scan(&scan, &ef); err != nil {
+		t.Fatal(err)
+	}
+	if scan != "off" || ef != "40" {
+		t.Errorf("after a filtered search a connection has hnsw.iterative_scan %s, ef_search %s", scan, ef)
 	}
 }

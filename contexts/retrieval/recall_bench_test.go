@@ -452,12 +452,12 @@ func BenchmarkRecall(b *testing.B) {
 	for _, row := range bare {
 		fmt.Println(row)
 	}
-	fmt.Printf("\nMedian ms per stage at concurrency 1 (the rest of a recall is access, the snapshot's BEGIN/COMMIT, query embedding and fusion):\n\n")
+	fmt.Printf("\nMedian ms per stage at concurrency 1 (the rest of a recall is access, query embedding and fusion):\n\n")
 	fmt.Printf("| rows | scope | recall p50 | %s |\n| ---: | ---: | ---: |%s\n", strings.Join(stageNames, " | "), strings.Repeat(" ---: |", len(stageNames)))
 	for _, row := range stages {
 		fmt.Println(row)
 	}
-	fmt.Printf("\nCPU ms per recall by stage at concurrency 1, in all (this process and Postgres's client backends; Postgres's part in brackets; \"the rest\" is access, the snapshot's BEGIN/COMMIT, query embedding and fusion):\n\n")
+	fmt.Printf("\nCPU ms per recall by stage at concurrency 1, in all (this process and Postgres's client backends; Postgres's part in brackets; \"the rest\" is access, query embedding and fusion):\n\n")
 	fmt.Printf("| rows | scope | recall | %s | the rest |\n| ---: | ---: | ---: |%s ---: |\n", strings.Join(stageNames, " | "), strings.Repeat(" ---: |", len(stageNames)))
 	for _, row := range stageCPU {
 		fmt.Println(row)
@@ -566,8 +566,8 @@ func (r *timedRepo) since(stage string, st stageStart) {
 
 // cpuCells formats each stage's mean CPU per recall in milliseconds, in
 // all and Postgres's part, over n recalls that cost whole in all; the
-// last cell is the rest of a recall (access, the snapshot's BEGIN and
-// COMMIT, the query's embedding, fusion).
+// last cell is the rest of a recall (access, the query's embedding,
+// fusion).
 func (r *timedRepo) cpuCells(n int, whole cpuSpent) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

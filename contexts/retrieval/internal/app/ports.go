@@ -221,8 +221,8 @@ type Stored struct {
 	TSVCurrent bool
 }
 
-// Transactor runs fn in a unit of work; InSnapshot in a read-only one.
+// Transactor runs fn in a unit of work. (Recall opens none: its
+// statements are each their own, Service.Recall.)
 type Transactor interface {
 	InTx(ctx context.Context, fn func(ctx context.Context) error) error
-	InSnapshot(ctx context.Context, fn func(ctx context.Context) error) error
 }

@@ -169,22 +169,22 @@ func (s *Service) Recall(ctx context.Context, q domain.Query) (Result, error) {
 	hitFilter := Filter{Scope: where.IDPath, Allow: domain.Narrow(where.IDPath, readable.Allow), Deny: readable.Deny, Fence: fence}
 
 	// The query's statistics and its embedding come first: the embedder
-	// may be a remote service, and no network call runs inside the read
-	// snapshot (a transaction held open across it).
+	// may be a remote service.
 	var pq preparedQuery
 	if len(hitFilter.Allow) > 0 {
 		if pq, err = s.prepareQuery(ctx, c.TenantID, q); err != nil {
 			return Result{}, err
 		}
 	}
-	var res Result
-	err = s.Tx.InSnapshot(ctx, func(ctx context.Context) error {
-		var err error
-		if res, err = s.recall(ctx, c.TenantID, q, pq, steerFilter, hitFilter); err != nil {
-			return err
-		}
-		return nil
-	})
+	// The legs and the hits run as statements of their own, each its own
+	// transaction in one round trip: a read snapshot around them cost two
+	// more (BEGIN, COMMIT) and decided nothing a recall may show. Every
+	// leg applies the filter itself, an entry's workarea and simulation
+	// never change, and a hit withdrawn after its leg ran is not loaded.
+	// A recall that races a promotion or a withdrawal may miss the entry
+	// in one leg or drop it from the hits, as a recall a moment earlier or
+	// later would.
+	res, err := s.recall(ctx, c.TenantID, q, pq, steerFilter, hitFilter)
 	if err != nil {
 		return Result{}, err
 	}
@@ -203,7 +203,7 @@ func (s *Service) Recall(ctx context.Context, q domain.Query) (Result, error) {
 	return res, nil
 }
 
-// preparedQuery is what recall computes before its snapshot: the query's
+// preparedQuery is what recall computes before its legs: the query's
 // lexemes with the corpus statistics, and its embedding (nil when the
 // vector leg is off or the query embeds to nothing).
 type preparedQuery struct {

@@ -89,8 +89,7 @@ func (unitEmbedder) EmbedQuery(context.Context, string, map[string]float32) ([]f
 
 type noTx struct{}
 
-func (noTx) InTx(ctx context.Context, fn func(context.Context) error) error       { return fn(ctx) }
-func (noTx) InSnapshot(ctx context.Context, fn func(context.Context) error) error { return fn(ctx) }
+func (noTx) InTx(ctx context.Context, fn func(context.Context) error) error { return fn(ctx) }
 
 // An overfetch that finds fewer than k rows in scope (the query's
 // neighbourhood lies outside it) is followed by a filtered search, whose
@@ -144,9 +143,6 @@ type inTxKey struct{}
 func (txMarker) InTx(ctx context.Context, fn func(context.Context) error) error {
 	return fn(context.WithValue(ctx, inTxKey{}, true))
 }
-func (txMarker) InSnapshot(ctx context.Context, fn func(context.Context) error) error {
-	return fn(context.WithValue(ctx, inTxKey{}, true))
-}
 
 // watchedEmbedder records whether it was called inside a unit of work.
 type watchedEmbedder struct {
@@ -161,20 +157,38 @@ func (e watchedEmbedder) EmbedQuery(ctx context.Context, text string, w map[stri
 	return e.unitEmbedder.EmbedQuery(ctx, text, w)
 }
 
-// The embedder may be a remote service: recall embeds the query before
-// its read snapshot opens, never inside it.
-func TestRecallEmbedsOutsideTheSnapshot(t *testing.T) {
+// watchedRepo records whether a recall's statements ran inside a unit of
+// work.
+type watchedRepo struct {
+	*planRepo
+	inTx *bool
+}
+
+func (r watchedRepo) HitsAndSteering(ctx context.Context, tenant string, ids []string, steer Filter, limit int) ([]Entry, []Entry, error) {
+	if ctx.Value(inTxKey{}) != nil {
+		*r.inTx = true
+	}
+	return r.planRepo.HitsAndSteering(ctx, tenant, ids, steer, limit)
+}
+
+// The embedder may be a remote service: recall never embeds the query
+// inside a transaction, and it opens none for its statements (each is its
+// own, one round trip).
+func TestRecallEmbedsAndReadsOutsideATransaction(t *testing.T) {
 	t.Parallel()
 	ctx := auth.With(context.Background(), auth.Caller{TenantID: "ten_1", KeyID: "key_1", Role: "agent"})
-	var inTx bool
-	repo := &planRepo{reach: 100, overfetched: 10}
-	svc := New(Deps{Repo: repo, Access: oneWorkarea{}, Embedder: watchedEmbedder{inTx: &inTx}, Tx: txMarker{}})
+	var embeddedInTx, readInTx bool
+	repo := watchedRepo{planRepo: &planRepo{reach: 100, overfetched: 10}, inTx: &readInTx}
+	svc := New(Deps{Repo: repo, Access: oneWorkarea{}, Embedder: watchedEmbedder{inTx: &embeddedInTx}, Tx: txMarker{}})
 	res, err := svc.Recall(ctx, domain.Query{Text: "wing flutter", Scope: "wa_1", K: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if inTx {
-		t.Fatal("the query was embedded inside the read snapshot")
+	if embeddedInTx {
+		t.Fatal("the query was embedded inside a transaction")
+	}
+	if readInTx {
+		t.Fatal("the hits were loaded inside a transaction")
 	}
 	if len(res.Hits) == 0 {
 		t.Fatal("no hits: the vector leg did not run")

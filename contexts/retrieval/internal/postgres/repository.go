@@ -252,23 +252,28 @@ var oneShot = pgx.QueryExecModeCacheDescribe
 // subqueries, computed once per execution (sqlc.yaml), as a generic plan
 // would otherwise apply them to every row.
 //
-// rankedGeneric sends such a leg in one batch, one round trip: it keeps
-// plan_cache_mode as it finds it (in a placeholder setting), forces a
-// generic plan with the leg's other settings (set_config(…, true) lasts
-// to the end of the transaction; left to itself Postgres keeps planning
-// afresh, as it prices a generic LIMIT $n at a tenth of the rows), runs
-// the query, and puts plan_cache_mode back, so that what follows in the
-// snapshot — an unnamed statement among it — is planned as before. The
-// statement is prepared as the pool's default exec mode prepares it
-// (pgx's cached statements unless the database URL says otherwise; with
-// another mode the plan is still generic, only built each time). settings
-// is a list of set_config(…, true) calls after the forced mode, their
-// parameters settingArgs. Rows are (artifact id, score or distance), and
-// a stored vector when a full-text leg asks for its best rows' (FullText).
-func (r *Repository) rankedGeneric(ctx context.Context, settings string, settingArgs []any, sql string, args []any) ([]hit, error) {
+// rankedIn sends such a leg in one batch, one round trip, under the plan
+// mode it names: it keeps plan_cache_mode as it finds it (in a placeholder
+// setting), sets mode with the leg's other settings (set_config(…, true)
+// lasts to the end of the transaction: a recall's statement's own, which
+// ends with the batch, or the caller's unit of work), runs the query, and
+// puts plan_cache_mode back, so that what follows in a unit of work — an
+// unnamed statement among it — is planned as before. A generic leg runs
+// under force_generic_plan (left to itself Postgres keeps planning
+// afresh, as it prices a generic LIMIT $n at a tenth of the rows); a
+// filtered search, whose walk settings must hold for its statement,
+// under force_custom_plan, planned for its values as the unnamed
+// statement is. The statement is prepared as the pool's default exec
+// mode prepares it (pgx's cached statements unless the database URL says
+// otherwise; with another mode the plan is as the mode says, only built
+// each time). settings is a list of set_config(…, true) calls after the
+// mode, their parameters settingArgs. Rows are (artifact id, score or
+// distance), and a stored vector when a full-text leg asks for its best
+// rows' (FullText).
+func (r *Repository) rankedIn(ctx context.Context, mode planMode, settings string, settingArgs []any, sql string, args []any) ([]hit, error) {
 	b := &pgx.Batch{}
 	b.Queue(`SELECT set_config('oml.found_plan_cache_mode', current_setting('plan_cache_mode'), true)`)
-	b.Queue(`SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`+settings, settingArgs...)
+	b.Queue(`SELECT set_config('plan_cache_mode', '`+string(mode)+`', true)`+settings, settingArgs...)
 	b.Queue(sql, args...)
 	b.Queue(`SELECT set_config('plan_cache_mode', current_setting('oml.found_plan_cache_mode'), true)`)
 	br := r.db.Conn(ctx).SendBatch(ctx, b)
@@ -291,6 +296,14 @@ func (r *Repository) rankedGeneric(ctx context.Context, settings string, setting
 	}
 	return hits, br.Close()
 }
+
+// planMode is a plan_cache_mode a leg runs under (rankedIn).
+type planMode string
+
+const (
+	genericPlan planMode = "force_generic_plan"
+	customPlan  planMode = "force_custom_plan"
+)
 
 // rankedOnce runs a leg as the unnamed statement, planned for its values.
 func (r *Repository) rankedOnce(ctx context.Context, sql string, args []any) ([]hit, error) {
@@ -429,7 +442,7 @@ ORDER BY ranked.n`, len(args)+1, len(args)+2)
 	var hits []hit
 	var err error
 	if q.Generic {
-		hits, err = r.rankedGeneric(ctx, "", nil, sql, args)
+		hits, err = r.rankedIn(ctx, genericPlan, "", nil, sql, args)
 	} else {
 		hits, err = r.rankedOnce(ctx, sql, args)
 	}
@@ -464,12 +477,13 @@ func (r *Repository) Vector(ctx context.Context, tenant, model string, dim int, 
 	modelIs := "embedding_model = '" + strings.ReplaceAll(model, "'", "''") + "'"
 	const fenced = `tenant_id = $1 AND kind <> 'steering' AND (simulation_id IS NULL OR simulation_id = ANY($7::text[]))`
 	filter := fenced + scopeTest("workarea_id_path", false)
-	// An unnamed statement's settings go first as SET LOCAL statements
-	// (setLocal); a generic leg's as set_config calls in its batch
-	// (walkSettings).
-	var setLocal, walkSettings, sql string
+	// A walk's settings are set_config calls in the leg's batch
+	// (walkSettings, rankedIn), as a recall's statements run in no unit
+	// of work (SET LOCAL would not last to the query); mode is the plan
+	// the batch forces, none for the unnamed statement (rankedOnce).
+	var walkSettings, sql string
 	var walkArgs []any
-	generic := false
+	var mode planMode
 	switch s.Method {
 	case domain.Exact:
 		scoped, err := r.scopeIndexed(ctx, model, dim)
@@ -485,11 +499,11 @@ func (r *Repository) Vector(ctx context.Context, tenant, model string, dim int, 
 			// page a row, or the table when the planner misjudges a scope.
 			// A workarea without a count row is left out (fail closed).
 			// The shape is fixed (no path test left for the planner to
-			// weigh), so the leg runs under a generic plan (rankedGeneric).
+			// weigh), so the leg runs under a generic plan (rankedIn).
 			where = fenced + `
   AND workarea_id = ANY (ARRAY (SELECT c.workarea_id FROM retrieval.workarea_counts c
       WHERE c.tenant_id = $1 AND c.n > 0` + scopeTest("c.id_path", true) + `))`
-			generic = true
+			mode = genericPlan
 		}
 		// The column itself, not the HNSW index's expression: no index
 		// walk matches the ORDER BY, and no per-row cast to the model's
@@ -502,7 +516,7 @@ ORDER BY (embedding <=> $2) LIMIT $6`
 		// The index walk is the only plan for the inner ORDER BY … LIMIT
 		// (the partial index's predicate is inlined): a generic plan, with
 		// the walk's settings in the same round trip.
-		generic = true
+		mode = genericPlan
 		walkSettings = `, set_config('hnsw.iterative_scan', 'off', true), set_config('hnsw.ef_search', $1, true)`
 		walkArgs = []any{strconv.Itoa(s.Candidates)}
 		// In a subtree's own index (subtree.go) the walk's WHERE is that
@@ -520,17 +534,15 @@ ORDER BY (embedding <=> $2) LIMIT $6`
 WHERE `, expr, walk) + fenced + scopeTest("workarea_id_path", true) + `
 ORDER BY distance LIMIT $6`
 	case domain.Filtered:
-		setLocal = "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 200"
+		// Planned for its values, with the iterative walk's settings in
+		// its batch.
+		mode = customPlan
+		walkSettings = `, set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '200', true)`
 		sql = `SELECT artifact_id, ` + expr + ` AS distance FROM retrieval.entries
 WHERE ` + modelIs + ` AND ` + filter + `
 ORDER BY ` + expr + ` LIMIT $6`
 	default:
 		return nil, fmt.Errorf("unknown vector search %d", s.Method)
-	}
-	if setLocal != "" {
-		if _, err := r.db.Conn(ctx).Exec(ctx, setLocal); err != nil {
-			return nil, err
-		}
 	}
 	args := []any{tenant, pgvector.NewHalfVector(vec), f.Scope, orEmpty(f.Allow), orEmpty(f.Deny), limit, f.Fence.IDs()}
 	if s.Method == domain.Overfetch {
@@ -538,8 +550,8 @@ ORDER BY ` + expr + ` LIMIT $6`
 	}
 	var hits []hit
 	var err error
-	if generic {
-		hits, err = r.rankedGeneric(ctx, walkSettings, walkArgs, sql, args)
+	if mode != "" {
+		hits, err = r.rankedIn(ctx, mode, walkSettings, walkArgs, sql, args)
 	} else {
 		hits, err = r.rankedOnce(ctx, sql, args)
 	}
