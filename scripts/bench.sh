@@ -111,6 +111,12 @@ echo "\`RECALL_SIZES=${RECALL_SIZES:-10000,100000} go test -run '^\$' -bench Rec
 RECALL_SIZES=${RECALL_SIZES:-10000,100000} go test -run '^$' -bench Recall -benchtime 1x -timeout 2h ./contexts/retrieval | tee var/bench/recall.txt | awk '/^[|]/ || /^Median/ || /^CPU per/ || /^The baseline/ { print; t = 1; next } t && /^$/ { print; t = 0 }'
 
 echo
+echo "## The read log: rows of concurrent recalls written together vs one INSERT each (16 writers)"
+echo
+echo "\`go test -run '^\$' -bench ReadLog -benchtime 20000x -count $COUNT ./contexts/retrieval\`"
+go test -run '^$' -bench ReadLog -benchtime 20000x -count "$COUNT" ./contexts/retrieval | tee var/bench/read_log.txt | grep '^BenchmarkReadLog'
+
+echo
 echo "## The notification trailer on a call with nothing pending"
 echo
 echo "\`go test -run '^\$' -bench Trailer -benchtime 3000x -count $COUNT ./cmd/oml-server\`"
