@@ -105,9 +105,11 @@ func TestReachableUnderEitherPlan(t *testing.T) {
 // holding most entries (Generic), the exact scan of the scope index and
 // the overfetch are planned once and run under their generic plans on a
 // connection (pg_prepared_statements counts them), and every leg leaves
-// plan_cache_mode in the snapshot as it found it — the session's value,
-// or one the transaction set — so that the unnamed statements after it
-// (scope first, a filtered search) are still planned for their values.
+// plan_cache_mode as it found it — the session's value, or one a
+// transaction set — so that the unnamed statements after it (scope first,
+// a filtered search) are still planned for their values. A recall runs
+// its legs outside any transaction (the last round); a leg may also run
+// inside a caller's (the first three).
 func TestLegsRunGenericAndLeaveThePlanModeAsFound(t *testing.T) {
 	ctx := context.Background()
 	base := pgtest.NewURL(t)
@@ -167,8 +169,8 @@ func TestLegsRunGenericAndLeaveThePlanModeAsFound(t *testing.T) {
 			}},
 		}
 		for _, leg := range legs {
-			for round := range 3 {
-				err := db.InSnapshot(ctx, func(ctx context.Context) error {
+			for round := range 4 {
+				check := func(ctx context.Context) error {
 					// The third time, the transaction has a mode of its own.
 					want := mode
 					if round == 2 {
@@ -188,7 +190,13 @@ func TestLegsRunGenericAndLeaveThePlanModeAsFound(t *testing.T) {
 						t.Errorf("session %s, round %d: after the %s leg, plan_cache_mode %s, want %s", mode, round, leg.name, got, want)
 					}
 					return nil
-				})
+				}
+				var err error
+				if round == 3 {
+					err = check(ctx) // the pool's one connection, no transaction
+				} else {
+					err = db.InSnapshot(ctx, check)
+				}
 				if err != nil {
 					t.Fatalf("session %s, %s leg: %v", mode, leg.name, err)
 				}

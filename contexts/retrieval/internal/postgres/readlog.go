@@ -2,13 +2,16 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/omlhub/oml/contexts/retrieval/internal/postgres/dbsqlc"
-	"github.com/omlhub/oml/platform/pg"
+	"github.com/omlhub/oml/platform/errs"
 )
 
 // readLogWriter writes the read-log rows of concurrent recalls together:
@@ -19,111 +22,168 @@ import (
 // ms of the machine's CPU written alone and 0.04 grouped
 // (BenchmarkReadLog, docs/BENCHMARKS.md).
 //
-// There is no goroutine of its own: the first caller to find no write in
-// flight leads, writing what is queued; when its write returns it hands
-// the lead to the oldest caller still queued, if any, and returns its own
-// result. So a leader writes one batch, and no caller waits for more than
-// the write in flight and its own.
+// A burst of writes is drained by one goroutine, started by the caller
+// that finds none running and ending when the queue is empty. A caller
+// waits for its row's outcome or its own context, whichever comes first:
+// a caller that leaves while its row is still queued takes the row out;
+// one that leaves while its row is being written gets ctx's error, and
+// the row may still commit (a logged read that answered nothing, which
+// over-reports and never hides a read). The queue is bounded, so a
+// stalled database fails new reads at once instead of piling them up.
 type readLogWriter struct {
-	db *pg.DB
+	db dbsqlc.DBTX // the pool: each batch takes a connection of its own
 	q  *dbsqlc.Queries
 
-	mu      sync.Mutex
-	queue   []*pendingRow
-	writing bool
+	mu       sync.Mutex
+	queue    []*pendingRow
+	draining bool // a goroutine is writing what is queued
+	// hold, when set (tests), is waited on before each write, so rows
+	// queue up behind it.
+	hold chan struct{}
 }
 
 // pendingRow is a queued row and where its caller learns the outcome.
 type pendingRow struct {
 	row  dbsqlc.ReadLogInsertParams
-	done chan rowOutcome // buffered (1): a write never waits for its reader
-}
-
-// rowOutcome is either the result of the write that held the row or the
-// lead (write what is queued, own row included).
-type rowOutcome struct {
-	err  error
-	lead bool
+	done chan error // buffered (1): a write never waits for its caller
 }
 
 // maxReadLogBatch bounds one write; the rest wait for the next.
 const maxReadLogBatch = 64
 
-// readLogWriteTimeout bounds one write. A write does not stop when the
-// leading caller's context is cancelled (the rows are others' too); it
-// stops here.
+// maxReadLogQueue bounds the rows waiting for a write: sixteen full
+// batches, a few milliseconds of work when Postgres answers.
+const maxReadLogQueue = 16 * maxReadLogBatch
+
+// readLogWriteTimeout bounds one write. A write is not stopped by any one
+// caller's context (the rows are others' too); it stops here.
 const readLogWriteTimeout = 10 * time.Second
 
-// write commits row, alone or with the rows queued beside it.
+// errReadLogFull is the refusal when the queue is full.
+func errReadLogFull() error {
+	return errs.Retry(errs.Unavailable, "a read is answered only once it is logged", time.Second,
+		"the read log is not keeping up (%d reads waiting); try again shortly", maxReadLogQueue)
+}
+
+// write commits row, alone or with the rows queued beside it, or returns
+// ctx's error when ctx ends first.
 func (w *readLogWriter) write(ctx context.Context, row dbsqlc.ReadLogInsertParams) error {
-	p := &pendingRow{row: row, done: make(chan rowOutcome, 1)}
+	p := &pendingRow{row: row, done: make(chan error, 1)}
 	w.mu.Lock()
-	w.queue = append(w.queue, p)
-	if w.writing {
+	if len(w.queue) >= maxReadLogQueue {
 		w.mu.Unlock()
-		// A follower does not leave on ctx: the lead may be handed to it,
-		// and the write it waits for is bounded by readLogWriteTimeout.
-		if out := <-p.done; !out.lead {
-			return out.err
-		}
-		w.mu.Lock()
+		return errReadLogFull()
 	}
-	w.writing = true
-	for {
-		n := min(len(w.queue), maxReadLogBatch)
-		batch := make([]*pendingRow, n)
-		copy(batch, w.queue)
-		w.queue = append(w.queue[:0], w.queue[n:]...)
-		w.mu.Unlock()
-		w.flush(ctx, batch)
+	w.queue = append(w.queue, p)
+	if !w.draining {
+		w.draining = true
+		go w.drain()
+	}
+	w.mu.Unlock()
+	select {
+	case err := <-p.done:
+		return err
+	case <-ctx.Done():
 		w.mu.Lock()
-		// The leader's own row is in the first batch unless more than
-		// maxReadLogBatch rows were queued ahead of it; it leads until
-		// its row is written, then hands the lead on.
-		if slices.Contains(batch, p) {
-			if len(w.queue) > 0 {
-				w.queue[0].done <- rowOutcome{lead: true}
-			} else {
-				w.writing = false
-			}
-			w.mu.Unlock()
-			return (<-p.done).err
+		if i := slices.Index(w.queue, p); i >= 0 {
+			w.queue = slices.Delete(w.queue, i, i+1)
 		}
+		w.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+// drain writes what is queued, a batch at a time, until the queue is
+// empty.
+func (w *readLogWriter) drain() {
+	for {
+		if w.hold != nil {
+			<-w.hold
+		}
+		w.mu.Lock()
+		n := min(len(w.queue), maxReadLogBatch)
+		if n == 0 {
+			w.draining = false
+			w.mu.Unlock()
+			return
+		}
+		batch := slices.Clone(w.queue[:n])
+		w.queue = slices.Delete(w.queue, 0, n)
+		w.mu.Unlock()
+		w.flush(batch)
 	}
 }
 
 // flush writes batch in one round trip and tells every row's caller the
-// outcome, a panic included (as an error), so no caller waits forever.
-// The batch runs as one implicit transaction, so one refused row would
-// fail them all; then each row is written again alone, and a row fails
-// only for its own reason.
-func (w *readLogWriter) flush(ctx context.Context, batch []*pendingRow) {
-	errs := make([]error, len(batch))
+// outcome, a panic included (as an error: this goroutine serves many
+// callers and must not take the process down).
+//
+// The batch runs as one implicit transaction, committed at its Sync, so
+// one refused row fails them all. When Postgres refused a row (the row's
+// own result is a *pgconn.PgError), nothing committed, and each row is
+// written again alone, so a row fails only for its own reason. Any other
+// error (a lost connection, the deadline, an error only at the commit)
+// leaves unknown whether the commit happened, so every row fails with it
+// rather than risk writing one twice.
+func (w *readLogWriter) flush(batch []*pendingRow) {
+	results := make([]error, len(batch))
 	defer func() {
 		if v := recover(); v != nil {
-			for i := range errs {
-				errs[i] = fmt.Errorf("read-log write panicked: %v", v)
+			for i := range results {
+				results[i] = fmt.Errorf("read-log write panicked: %v", v)
 			}
 		}
 		for i, b := range batch {
-			b.done <- rowOutcome{err: errs[i]}
+			b.done <- results[i]
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readLogWriteTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), readLogWriteTimeout)
 	defer cancel()
 	rows := make([]dbsqlc.ReadLogInsertParams, len(batch))
 	for i, b := range batch {
 		rows[i] = b.row
 	}
-	failed := false
-	w.q.ReadLogInsert(ctx, w.db.Pool, rows).Exec(func(i int, err error) {
-		errs[i] = err
-		failed = failed || err != nil
-	})
-	if !failed || len(rows) == 1 {
+	err := w.insert(ctx, rows, results)
+	if err == nil || len(rows) == 1 || !slices.ContainsFunc(results, refused) {
+		for i := range results {
+			if results[i] == nil {
+				results[i] = err
+			}
+		}
 		return
 	}
 	for i := range rows {
-		w.q.ReadLogInsert(ctx, w.db.Pool, rows[i:i+1]).Exec(func(_ int, err error) { errs[i] = err })
+		if e := w.insert(ctx, rows[i:i+1], results[i:i+1]); results[i] == nil {
+			results[i] = e
+		}
 	}
+}
+
+// insert sends rows as one batch; see insertReadLog.
+func (w *readLogWriter) insert(ctx context.Context, rows []dbsqlc.ReadLogInsertParams, results []error) error {
+	return insertReadLog(ctx, w.q, w.db, rows, results)
+}
+
+// refused reports whether Postgres answered a row with an error.
+func refused(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr)
+}
+
+// insertReadLog sends rows as one batch on db, setting results[i] to row
+// i's error, and returns the batch's first error, closing it (where the
+// commit's error arrives) included.
+func insertReadLog(ctx context.Context, q *dbsqlc.Queries, db dbsqlc.DBTX, rows []dbsqlc.ReadLogInsertParams, results []error) error {
+	var first error
+	b := q.ReadLogInsert(ctx, db, rows)
+	b.Exec(func(i int, err error) {
+		results[i] = err
+		if first == nil {
+			first = err
+		}
+	})
+	if err := b.Close(); first == nil {
+		first = err
+	}
+	return first
 }

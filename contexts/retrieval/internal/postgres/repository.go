@@ -52,7 +52,7 @@ var _ app.Repository = (*Repository)(nil)
 // New returns a repository on db.
 func New(db *pg.DB) *Repository {
 	q := dbsqlc.New()
-	return &Repository{db: db, q: q, subtrees: expiring.New[string, subtreeSeen](time.Minute, maxSubtreeSeen), logs: &readLogWriter{db: db, q: q}}
+	return &Repository{db: db, q: q, subtrees: expiring.New[string, subtreeSeen](time.Minute, maxSubtreeSeen), logs: &readLogWriter{db: db.Pool, q: q}}
 }
 
 func (r *Repository) conn(ctx context.Context) dbsqlc.DBTX { return r.db.Conn(ctx) }
@@ -614,9 +614,7 @@ func (r *Repository) LogRead(ctx context.Context, l app.ReadLog) error {
 	if pg.InTxRequired(ctx) != nil {
 		return r.logs.write(ctx, row)
 	}
-	var err error
-	r.q.ReadLogInsert(ctx, r.conn(ctx), []dbsqlc.ReadLogInsertParams{row}).Exec(func(_ int, e error) { err = e })
-	return err
+	return insertReadLog(ctx, r.q, r.conn(ctx), []dbsqlc.ReadLogInsertParams{row}, make([]error, 1))
 }
 
 // Tenants lists the tenants that have a serving tier.
