@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,15 @@ func BenchmarkAdmission(b *testing.B) {
 				// Each run reviews its own items: as many as it serves,
 				// submitted before the clock starts.
 				e.run(b, loadSpec{Target: "remember", Concurrency: 8, N: b.N + 20})
+				// Statistics as autovacuum keeps them on a live database.
+				// Without them the plans each connection caches on this
+				// fresh database's near-empty tables stay in use for the
+				// whole run (docs/BENCHMARKS.md, "Serve + verdict").
+				if os.Getenv("BENCH_NO_ANALYZE") == "" {
+					if _, err := e.db.Pool.Exec(context.Background(), "ANALYZE"); err != nil {
+						b.Fatal(err)
+					}
+				}
 				e.load(b, loadSpec{Target: target, Concurrency: c, Warmup: 20})
 			})
 		}

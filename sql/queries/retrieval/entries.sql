@@ -3,11 +3,14 @@ INSERT INTO retrieval.staged (tenant_id, artifact_id, embedding, embedding_model
 VALUES (@tenant_id, @artifact_id, sqlc.arg(embedding)::halfvec, @embedding_model)
 ON CONFLICT (tenant_id, artifact_id) DO UPDATE SET embedding = EXCLUDED.embedding, embedding_model = EXCLUDED.embedding_model;
 
--- name: StagedGet :one
-SELECT embedding, embedding_model FROM retrieval.staged WHERE tenant_id = $1 AND artifact_id = $2;
-
 -- name: StagedDelete :exec
 DELETE FROM retrieval.staged WHERE tenant_id = $1 AND artifact_id = $2;
+
+-- name: StagedTake :many
+-- A promotion takes its claim's staged embedding out as it reads it (zero
+-- rows or one).
+DELETE FROM retrieval.staged WHERE tenant_id = $1 AND artifact_id = $2
+RETURNING embedding, embedding_model;
 
 -- name: EntryInsert :one
 -- The full-text vector uses the tenant's configured language and weighs
@@ -36,6 +39,33 @@ FROM retrieval.entries e, unnest(tsvector_to_array(e.tsv)) AS t(term)
 WHERE e.tenant_id = $1 AND e.artifact_id = $2
 ORDER BY t.term
 ON CONFLICT (tenant_id, term) DO UPDATE SET df = retrieval.term_df.df + 1;
+
+-- name: EntryCounted :exec
+-- A promoted entry's statistics in one statement, in the order every unit
+-- of work that changes the serving tier takes these rows: the tenant's
+-- corpus row (one more entry, its length), then its lexemes' rows
+-- (sorted), then its workarea's count. Each step reads the one before it,
+-- so it runs only once that one has taken its rows: the corpus row is
+-- locked before any lexeme row, as CorpusLock does elsewhere.
+WITH corpus AS (
+    INSERT INTO retrieval.corpus AS c (tenant_id, docs, lexemes)
+    SELECT e.tenant_id, 1, length(e.tsv) FROM retrieval.entries e
+    WHERE e.tenant_id = @tenant_id AND e.artifact_id = @artifact_id
+    ON CONFLICT (tenant_id) DO UPDATE SET docs = c.docs + 1, lexemes = c.lexemes + EXCLUDED.lexemes
+    RETURNING c.tenant_id
+), terms AS (
+    INSERT INTO retrieval.term_df AS d (tenant_id, term, df)
+    SELECT e.tenant_id, t.term, 1
+    FROM corpus, retrieval.entries e, unnest(tsvector_to_array(e.tsv)) AS t(term)
+    WHERE e.tenant_id = corpus.tenant_id AND e.artifact_id = @artifact_id
+    ORDER BY t.term
+    ON CONFLICT (tenant_id, term) DO UPDATE SET df = d.df + 1
+    RETURNING 1
+)
+INSERT INTO retrieval.workarea_counts AS w (tenant_id, workarea_id, id_path, n)
+SELECT @tenant_id, @workarea_id, CAST(sqlc.arg(id_path)::text AS ltree), 1
+FROM (SELECT count(*) FROM terms) AS counted
+ON CONFLICT (tenant_id, workarea_id) DO UPDATE SET n = w.n + 1;
 
 -- name: TermDFRemove :exec
 UPDATE retrieval.term_df d SET df = greatest(d.df - 1, 0)

@@ -141,6 +141,51 @@ func (q *Queries) EntriesAfter(ctx context.Context, db DBTX, arg EntriesAfterPar
 	return items, nil
 }
 
+const entryCounted = `-- name: EntryCounted :exec
+WITH corpus AS (
+    INSERT INTO retrieval.corpus AS c (tenant_id, docs, lexemes)
+    SELECT e.tenant_id, 1, length(e.tsv) FROM retrieval.entries e
+    WHERE e.tenant_id = $1 AND e.artifact_id = $4
+    ON CONFLICT (tenant_id) DO UPDATE SET docs = c.docs + 1, lexemes = c.lexemes + EXCLUDED.lexemes
+    RETURNING c.tenant_id
+), terms AS (
+    INSERT INTO retrieval.term_df AS d (tenant_id, term, df)
+    SELECT e.tenant_id, t.term, 1
+    FROM corpus, retrieval.entries e, unnest(tsvector_to_array(e.tsv)) AS t(term)
+    WHERE e.tenant_id = corpus.tenant_id AND e.artifact_id = $4
+    ORDER BY t.term
+    ON CONFLICT (tenant_id, term) DO UPDATE SET df = d.df + 1
+    RETURNING 1
+)
+INSERT INTO retrieval.workarea_counts AS w (tenant_id, workarea_id, id_path, n)
+SELECT $1, $2, CAST($3::text AS ltree), 1
+FROM (SELECT count(*) FROM terms) AS counted
+ON CONFLICT (tenant_id, workarea_id) DO UPDATE SET n = w.n + 1
+`
+
+type EntryCountedParams struct {
+	TenantID   string
+	WorkareaID string
+	IDPath     string
+	ArtifactID string
+}
+
+// A promoted entry's statistics in one statement, in the order every unit
+// of work that changes the serving tier takes these rows: the tenant's
+// corpus row (one more entry, its length), then its lexemes' rows
+// (sorted), then its workarea's count. Each step reads the one before it,
+// so it runs only once that one has taken its rows: the corpus row is
+// locked before any lexeme row, as CorpusLock does elsewhere.
+func (q *Queries) EntryCounted(ctx context.Context, db DBTX, arg EntryCountedParams) error {
+	_, err := db.Exec(ctx, entryCounted,
+		arg.TenantID,
+		arg.WorkareaID,
+		arg.IDPath,
+		arg.ArtifactID,
+	)
+	return err
+}
+
 const entryDelete = `-- name: EntryDelete :one
 DELETE FROM retrieval.entries WHERE tenant_id = $1 AND artifact_id = $2
 RETURNING workarea_id, workarea_id_path::text AS workarea_id_path, length(tsv)::bigint AS lexemes
@@ -555,25 +600,41 @@ func (q *Queries) StagedDelete(ctx context.Context, db DBTX, arg StagedDeletePar
 	return err
 }
 
-const stagedGet = `-- name: StagedGet :one
-SELECT embedding, embedding_model FROM retrieval.staged WHERE tenant_id = $1 AND artifact_id = $2
+const stagedTake = `-- name: StagedTake :many
+DELETE FROM retrieval.staged WHERE tenant_id = $1 AND artifact_id = $2
+RETURNING embedding, embedding_model
 `
 
-type StagedGetParams struct {
+type StagedTakeParams struct {
 	TenantID   string
 	ArtifactID string
 }
 
-type StagedGetRow struct {
+type StagedTakeRow struct {
 	Embedding      *pgvector.HalfVector
 	EmbeddingModel *string
 }
 
-func (q *Queries) StagedGet(ctx context.Context, db DBTX, arg StagedGetParams) (StagedGetRow, error) {
-	row := db.QueryRow(ctx, stagedGet, arg.TenantID, arg.ArtifactID)
-	var i StagedGetRow
-	err := row.Scan(&i.Embedding, &i.EmbeddingModel)
-	return i, err
+// A promotion takes its claim's staged embedding out as it reads it (zero
+// rows or one).
+func (q *Queries) StagedTake(ctx context.Context, db DBTX, arg StagedTakeParams) ([]StagedTakeRow, error) {
+	rows, err := db.Query(ctx, stagedTake, arg.TenantID, arg.ArtifactID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []StagedTakeRow
+	for rows.Next() {
+		var i StagedTakeRow
+		if err := rows.Scan(&i.Embedding, &i.EmbeddingModel); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const stagedUpsert = `-- name: StagedUpsert :exec
