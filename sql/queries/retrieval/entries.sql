@@ -12,10 +12,10 @@ DELETE FROM retrieval.staged WHERE tenant_id = $1 AND artifact_id = $2;
 DELETE FROM retrieval.staged WHERE tenant_id = $1 AND artifact_id = $2
 RETURNING embedding, embedding_model;
 
--- name: EntryInsert :one
+-- name: EntryInsert :exec
 -- The full-text vector uses the tenant's configured language and weighs
--- the entry's lead (retrieval.entry_tsv, migration 0013); the entry's
--- length (distinct lexemes) goes to the corpus statistics.
+-- the entry's lead (retrieval.entry_tsv, migration 0013); EntryCounted
+-- then adds its length (distinct lexemes) to the corpus statistics.
 INSERT INTO retrieval.entries (
     tenant_id, artifact_id, workarea_id, workarea_id_path, kind, claim_key, version, text, tsv,
     embedding, embedding_model, promoted_at, simulation_id, attachments
@@ -23,8 +23,7 @@ INSERT INTO retrieval.entries (
     @tenant_id, @artifact_id, @workarea_id, CAST(sqlc.arg(workarea_id_path)::text AS ltree), @kind, @claim_key, @version, @text,
     retrieval.entry_tsv(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig), @text),
     @embedding, @embedding_model, @promoted_at, @simulation_id, @attachments
-)
-RETURNING length(tsv)::bigint AS lexemes;
+);
 
 -- name: EntryDelete :one
 DELETE FROM retrieval.entries WHERE tenant_id = $1 AND artifact_id = $2

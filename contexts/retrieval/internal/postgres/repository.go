@@ -107,7 +107,7 @@ func (r *Repository) Index(ctx context.Context, e app.Entry) error {
 	if e.SimulationID != "" {
 		sim = &e.SimulationID
 	}
-	if _, err := r.q.EntryInsert(ctx, conn, dbsqlc.EntryInsertParams{
+	if err := r.q.EntryInsert(ctx, conn, dbsqlc.EntryInsertParams{
 		TenantID: e.TenantID, ArtifactID: e.ArtifactID, WorkareaID: e.WorkareaID, WorkareaIDPath: e.WorkareaIDPath,
 		Kind: e.Kind, ClaimKey: e.ClaimKey, Version: int32(e.Version), Text: e.Text, Embedding: emb, EmbeddingModel: model,
 		PromotedAt: e.PromotedAt, SimulationID: sim, Attachments: aj,

@@ -259,7 +259,7 @@ func (q *Queries) EntryExists(ctx context.Context, db DBTX, arg EntryExistsParam
 	return exists, err
 }
 
-const entryInsert = `-- name: EntryInsert :one
+const entryInsert = `-- name: EntryInsert :exec
 INSERT INTO retrieval.entries (
     tenant_id, artifact_id, workarea_id, workarea_id_path, kind, claim_key, version, text, tsv,
     embedding, embedding_model, promoted_at, simulation_id, attachments
@@ -268,7 +268,6 @@ INSERT INTO retrieval.entries (
     retrieval.entry_tsv(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english'::regconfig), $8),
     $9, $10, $11, $12, $13
 )
-RETURNING length(tsv)::bigint AS lexemes
 `
 
 type EntryInsertParams struct {
@@ -288,10 +287,10 @@ type EntryInsertParams struct {
 }
 
 // The full-text vector uses the tenant's configured language and weighs
-// the entry's lead (retrieval.entry_tsv, migration 0013); the entry's
-// length (distinct lexemes) goes to the corpus statistics.
-func (q *Queries) EntryInsert(ctx context.Context, db DBTX, arg EntryInsertParams) (int64, error) {
-	row := db.QueryRow(ctx, entryInsert,
+// the entry's lead (retrieval.entry_tsv, migration 0013); EntryCounted
+// then adds its length (distinct lexemes) to the corpus statistics.
+func (q *Queries) EntryInsert(ctx context.Context, db DBTX, arg EntryInsertParams) error {
+	_, err := db.Exec(ctx, entryInsert,
 		arg.TenantID,
 		arg.ArtifactID,
 		arg.WorkareaID,
@@ -306,9 +305,7 @@ func (q *Queries) EntryInsert(ctx context.Context, db DBTX, arg EntryInsertParam
 		arg.SimulationID,
 		arg.Attachments,
 	)
-	var lexemes int64
-	err := row.Scan(&lexemes)
-	return lexemes, err
+	return err
 }
 
 const entryRebuildTSV = `-- name: EntryRebuildTSV :one
