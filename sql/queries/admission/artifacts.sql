@@ -62,10 +62,17 @@ LIMIT @max_rows;
 -- Review candidates: held, unexpired, inside the reviewer's subtrees, not
 -- leased to anyone now and not already judged by this principal; oldest
 -- first. One table, read in submission order (artifacts_held) until the
--- page is full: no join whose plan depends on the statistics of serves. Nothing is locked here: the lease is taken on one row at a time
--- (ArtifactLeaseUnlocked, then ArtifactLease for rows it passed over).
+-- page is full: no join whose plan depends on the statistics of serves.
+-- The expiry is compared as a difference so that artifacts_held_expiry,
+-- the sweep's index over every tenant, cannot serve it. The generic plan
+-- chose it for a queue of up to about a thousand items, one tenant's
+-- most of them (an unknown "> $now" is estimated at a third of the rows,
+-- the subtree filters at almost none): the page read every tenant's held
+-- items and sorted them, where artifacts_held stops after the page. Nothing is locked here: the lease
+-- is taken on one row at a time (ArtifactLeaseUnlocked, then ArtifactLease
+-- for rows it passed over).
 SELECT a.* FROM admission.artifacts a
-WHERE a.tenant_id = @tenant_id AND a.state = 'held' AND a.held_expires_at > @now
+WHERE a.tenant_id = @tenant_id AND a.state = 'held' AND a.held_expires_at - @now::timestamptz > interval '0'
   AND (SELECT CAST(sqlc.arg(allow)::text[] AS ltree[])) @> a.workarea_id_path
   AND NOT ((SELECT CAST(sqlc.arg(deny)::text[] AS ltree[])) @> a.workarea_id_path)
   AND a.id <> ALL(@skip::text[])

@@ -701,7 +701,7 @@ func (q *Queries) ArtifactsMine(ctx context.Context, db DBTX, arg ArtifactsMineP
 
 const artifactsQueue = `-- name: ArtifactsQueue :many
 SELECT a.tenant_id, a.id, a.workarea_id, a.workarea_id_path, a.claim_key, a.version, a.kind, a.verb, a.state, a.text, a.author_key_id, a.author_principal, a.supersedes, a.simulation_id, a.findings, a.attachments, a.envelope, a.signature, a.required_approvals, a.approvals, a.self_signed, a.submitted_at, a.held_expires_at, a.settled_at, a.promoted_at, a.leased_until, a.page_version, a.base_version, a.judged_by FROM admission.artifacts a
-WHERE a.tenant_id = $1 AND a.state = 'held' AND a.held_expires_at > $2
+WHERE a.tenant_id = $1 AND a.state = 'held' AND a.held_expires_at - $2::timestamptz > interval '0'
   AND (SELECT CAST($3::text[] AS ltree[])) @> a.workarea_id_path
   AND NOT ((SELECT CAST($4::text[] AS ltree[])) @> a.workarea_id_path)
   AND a.id <> ALL($5::text[])
@@ -726,8 +726,15 @@ type ArtifactsQueueParams struct {
 // Review candidates: held, unexpired, inside the reviewer's subtrees, not
 // leased to anyone now and not already judged by this principal; oldest
 // first. One table, read in submission order (artifacts_held) until the
-// page is full: no join whose plan depends on the statistics of serves. Nothing is locked here: the lease is taken on one row at a time
-// (ArtifactLeaseUnlocked, then ArtifactLease for rows it passed over).
+// page is full: no join whose plan depends on the statistics of serves.
+// The expiry is compared as a difference so that artifacts_held_expiry,
+// the sweep's index over every tenant, cannot serve it. The generic plan
+// chose it for a queue of up to about a thousand items, one tenant's
+// most of them (an unknown "> $now" is estimated at a third of the rows,
+// the subtree filters at almost none): the page read every tenant's held
+// items and sorted them, where artifacts_held stops after the page. Nothing is locked here: the lease
+// is taken on one row at a time (ArtifactLeaseUnlocked, then ArtifactLease
+// for rows it passed over).
 func (q *Queries) ArtifactsQueue(ctx context.Context, db DBTX, arg ArtifactsQueueParams) ([]AdmissionArtifact, error) {
 	rows, err := db.Query(ctx, artifactsQueue,
 		arg.TenantID,
