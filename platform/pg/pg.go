@@ -86,12 +86,51 @@ func (db *DB) Close() { db.Pool.Close() }
 
 type txKey struct{}
 
-// Conn returns the transaction carried by ctx, or the pool.
+// Conn returns the transaction carried by ctx, or the pool (Pooled).
 func (db *DB) Conn(ctx context.Context) Querier {
 	if tx, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
 		return tx
 	}
-	return db.Pool
+	return db.Pooled()
+}
+
+// Pooled returns the pool as a Querier whose batches close once
+// (CloseOnce).
+func (db *DB) Pooled() Querier { return pooled{db.Pool} }
+
+// pooled is the pool with its batches closed once.
+type pooled struct{ *pgxpool.Pool }
+
+func (p pooled) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	return CloseOnce(p.Pool.SendBatch(ctx, b))
+}
+
+// CloseOnce makes br's Close run once; later calls return its first
+// result. A pool's batch gives its connection back at the first Close, and
+// pgx's Close of a failed batch touches the connection's statement caches
+// on every call, so a second Close (a deferred one after an explicit one,
+// or sqlc's Exec, which closes, followed by Close) would write the caches
+// of a connection another goroutine may hold by then: a data race, and a
+// concurrent map write that no recover catches.
+func CloseOnce(br pgx.BatchResults) pgx.BatchResults {
+	if _, ok := br.(*onceBatch); ok {
+		return br
+	}
+	return &onceBatch{BatchResults: br}
+}
+
+type onceBatch struct {
+	pgx.BatchResults
+	closed bool
+	err    error
+}
+
+func (o *onceBatch) Close() error {
+	if !o.closed {
+		o.closed = true
+		o.err = o.BatchResults.Close()
+	}
+	return o.err
 }
 
 // InTx runs fn in a transaction carried by the context fn receives. A

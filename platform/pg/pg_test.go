@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/platform/pgtest"
 )
@@ -165,5 +167,49 @@ func TestBeforeCommit(t *testing.T) {
 	}()
 	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&rows); err != nil || rows != 3 {
 		t.Fatalf("rows = %d (%v) after a panicking hook, want 3", rows, err)
+	}
+}
+
+// countedClose is batch results that count their closes.
+type countedClose struct {
+	pgx.BatchResults
+	closes int
+	err    error
+}
+
+func (c *countedClose) Close() error { c.closes++; return c.err }
+
+// CloseOnce closes the batch once, however often it is asked, and answers
+// every call with the first close's error; the pool's batches outside a
+// unit of work come so wrapped, and a failed one closed twice does not
+// touch its connection again.
+func TestCloseOnce(t *testing.T) {
+	inner := &countedClose{err: errors.New("commit refused")}
+	br := pg.CloseOnce(pg.CloseOnce(inner))
+	for range 3 {
+		if err := br.Close(); err != inner.err {
+			t.Fatalf("close: %v", err)
+		}
+	}
+	if inner.closes != 1 {
+		t.Fatalf("%d closes reached the batch", inner.closes)
+	}
+
+	db := pgtest.New(t)
+	ctx := context.Background()
+	b := &pgx.Batch{}
+	b.Queue("SELECT 1/0")
+	res := db.Conn(ctx).SendBatch(ctx, b)
+	if _, err := res.Exec(); err == nil {
+		t.Fatal("1/0 ran")
+	}
+	first := res.Close()
+	if first == nil || res.Close() != first {
+		t.Fatalf("closes: %v, then another answer", first)
+	}
+	// The connection went back once and still serves.
+	var one int
+	if err := db.Conn(ctx).QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("after the failed batch: %v", err)
 	}
 }

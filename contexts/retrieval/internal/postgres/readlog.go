@@ -8,10 +8,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/omlhub/oml/contexts/retrieval/internal/postgres/dbsqlc"
 	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/pg"
 )
 
 // readLogWriter writes the read-log rows of concurrent recalls together:
@@ -119,12 +121,13 @@ func (w *readLogWriter) drain() {
 // callers and must not take the process down).
 //
 // The batch runs as one implicit transaction, committed at its Sync, so
-// one refused row fails them all. When Postgres refused a row (the row's
-// own result is a *pgconn.PgError), nothing committed, and each row is
-// written again alone, so a row fails only for its own reason. Any other
-// error (a lost connection, the deadline, an error only at the commit)
-// leaves unknown whether the commit happened, so every row fails with it
-// rather than risk writing one twice.
+// one refused row fails them all. When Postgres refused a row for its
+// values (refused: the row's own result says so), nothing committed, and
+// each row is written again alone, so a row fails only for its own
+// reason. Any other error (no connection, a lost one, the deadline, an
+// error only at the commit) fails every row with it: either it is the
+// same for every row, or whether the commit happened is unknown and a
+// row written again might be written twice.
 func (w *readLogWriter) flush(batch []*pendingRow) {
 	results := make([]error, len(batch))
 	defer func() {
@@ -164,10 +167,26 @@ func (w *readLogWriter) insert(ctx context.Context, rows []dbsqlc.ReadLogInsertP
 	return insertReadLog(ctx, w.q, w.db, rows, results)
 }
 
-// refused reports whether Postgres answered a row with an error.
+// refused reports whether Postgres refused a row for the row's own values
+// (a data exception or an integrity constraint, SQLSTATE classes 22 and
+// 23), the refusals that writing each row alone can tell apart. A failed
+// connection (pgx's ConnectError wraps the server's own "too many
+// clients" or "starting up"), a statement that could not be prepared, or
+// a server short of resources fails every row alike: rewriting 64 rows
+// one at a time would only ask 64 more times of a server already
+// refusing.
 func refused(err error) bool {
+	var connect *pgconn.ConnectError
+	var prepare pgx.ErrPreprocessingBatch
+	if errors.As(err, &connect) || errors.As(err, &prepare) {
+		return false
+	}
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr)
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	class := pgErr.Code[:min(2, len(pgErr.Code))]
+	return class == "22" || class == "23"
 }
 
 // insertReadLog sends rows as one batch on db, setting results[i] to row
@@ -175,7 +194,9 @@ func refused(err error) bool {
 // commit's error arrives) included.
 func insertReadLog(ctx context.Context, q *dbsqlc.Queries, db dbsqlc.DBTX, rows []dbsqlc.ReadLogInsertParams, results []error) error {
 	var first error
-	b := q.ReadLogInsert(ctx, db, rows)
+	// sqlc's Exec closes the batch and drops the close's error, where the
+	// commit's arrives; Close once more, through CloseOnce, to read it.
+	b := q.ReadLogInsert(ctx, closeOnce{db}, rows)
 	b.Exec(func(i int, err error) {
 		results[i] = err
 		if first == nil {
@@ -186,4 +207,11 @@ func insertReadLog(ctx context.Context, q *dbsqlc.Queries, db dbsqlc.DBTX, rows 
 		first = err
 	}
 	return first
+}
+
+// closeOnce sends batches whose Close runs once (pg.CloseOnce).
+type closeOnce struct{ dbsqlc.DBTX }
+
+func (c closeOnce) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	return pg.CloseOnce(c.DBTX.SendBatch(ctx, b))
 }

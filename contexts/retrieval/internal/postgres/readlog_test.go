@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,8 +63,9 @@ type batchTap struct {
 	execErr, closeErr error
 	panics            bool
 
-	mu    sync.Mutex
-	sizes []int
+	mu     sync.Mutex
+	sizes  []int
+	closes int // Close calls that reached a batch
 }
 
 func (b *batchTap) SendBatch(ctx context.Context, batch *pgx.Batch) pgx.BatchResults {
@@ -82,6 +84,18 @@ func (b *batchTap) batches() []int {
 	return append([]int(nil), b.sizes...)
 }
 
+// closedOnce fails t unless every batch was closed exactly once: a pool's
+// batch gives its connection back at the first Close, so a second one
+// touches a connection another goroutine may hold (pg.CloseOnce).
+func (b *batchTap) closedOnce(t *testing.T) {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closes != len(b.sizes) {
+		t.Fatalf("%d closes for %d batches", b.closes, len(b.sizes))
+	}
+}
+
 type tappedResults struct {
 	pgx.BatchResults
 	tap *batchTap
@@ -96,6 +110,9 @@ func (r *tappedResults) Exec() (pgconn.CommandTag, error) {
 }
 
 func (r *tappedResults) Close() error {
+	r.tap.mu.Lock()
+	r.tap.closes++
+	r.tap.mu.Unlock()
 	err := r.BatchResults.Close()
 	if err == nil && r.tap.closeErr != nil {
 		err = r.tap.closeErr
@@ -134,6 +151,7 @@ func TestReadLogRefusedRowFailsOnlyItsCaller(t *testing.T) {
 	if sizes := tap.batches(); len(sizes) != 1+len(rows) || sizes[0] != len(rows) {
 		t.Fatalf("batches %v: want one of %d, then each row alone", sizes, len(rows))
 	}
+	tap.closedOnce(t)
 	for i, err := range got {
 		if rows[i].KeyID == "bad" {
 			var pgErr *pgconn.PgError
@@ -148,13 +166,18 @@ func TestReadLogRefusedRowFailsOnlyItsCaller(t *testing.T) {
 	}
 }
 
-// When a batch's outcome is unknown (an error that is not Postgres
-// refusing a row: a lost connection, an error at the commit), every
-// caller gets it and no row is written again, so none is written twice.
+// When a batch fails for a reason that is not a row's own (a lost
+// connection, an error at the commit, a server refusing every row alike),
+// every caller gets the error and no row is written again: none is
+// written twice, and a server short of connections is not asked once per
+// row.
 func TestReadLogUnknownOutcomeFailsEveryRowWithoutRewriting(t *testing.T) {
+	tooMany := &pgconn.PgError{Severity: "FATAL", Code: "53300", Message: "sorry, too many clients already"}
 	for name, tap := range map[string]*batchTap{
-		"every row": {execErr: io.ErrUnexpectedEOF},
-		"the close": {closeErr: io.ErrUnexpectedEOF},
+		"every row":          {execErr: io.ErrUnexpectedEOF},
+		"the close":          {closeErr: io.ErrUnexpectedEOF},
+		"too many clients":   {execErr: tooMany},
+		"refused at the end": {closeErr: tooMany},
 	} {
 		t.Run(name, func(t *testing.T) {
 			db := pgtest.New(t)
@@ -167,14 +190,16 @@ func TestReadLogUnknownOutcomeFailsEveryRowWithoutRewriting(t *testing.T) {
 			wait := writeAll(context.Background(), w, rows)
 			queued(t, w, len(rows))
 			close(w.hold)
+			want := cmp.Or(tap.execErr, tap.closeErr)
 			for i, err := range wait() {
-				if !errors.Is(err, io.ErrUnexpectedEOF) {
+				if !errors.Is(err, want) {
 					t.Fatalf("row %d: %v, want the batch's error", i, err)
 				}
 			}
 			if sizes := tap.batches(); len(sizes) != 1 {
 				t.Fatalf("batches %v: rows written again after an unknown outcome", sizes)
 			}
+			tap.closedOnce(t)
 			// The batch did commit here (the error was made up after it):
 			// once each, never twice.
 			if n := readLogRows(t, db, "row_%"); n != len(rows) {
