@@ -52,7 +52,7 @@ var _ app.Repository = (*Repository)(nil)
 // New returns a repository on db.
 func New(db *pg.DB) *Repository {
 	q := dbsqlc.New()
-	return &Repository{db: db, q: q, subtrees: expiring.New[string, subtreeSeen](time.Minute, maxSubtreeSeen), logs: &readLogWriter{db: db.Pool, q: q}}
+	return &Repository{db: db, q: q, subtrees: expiring.New[string, subtreeSeen](time.Minute, maxSubtreeSeen), logs: &readLogWriter{db: db.Pooled(), q: q}}
 }
 
 func (r *Repository) conn(ctx context.Context) dbsqlc.DBTX { return r.db.Conn(ctx) }
@@ -79,8 +79,12 @@ type attachmentRecord struct {
 // Index inserts a promoted claim with its staged embedding (or the one
 // given) and updates lexeme frequencies, the corpus size and the
 // workarea's count: three statements, the staged row taken, the entry
-// inserted, its statistics counted.
+// inserted, its statistics counted. It runs only in a unit of work: alone,
+// the staged row's deletion would commit before an insert that fails.
 func (r *Repository) Index(ctx context.Context, e app.Entry) error {
+	if err := pg.InTxRequired(ctx); err != nil {
+		return err
+	}
 	conn := r.conn(ctx)
 	staged, err := r.q.StagedTake(ctx, conn, dbsqlc.StagedTakeParams{TenantID: e.TenantID, ArtifactID: e.ArtifactID})
 	if err != nil {
@@ -125,8 +129,12 @@ func (r *Repository) Index(ctx context.Context, e app.Entry) error {
 	return nil
 }
 
-// Remove deletes an entry and any staged embedding.
+// Remove deletes an entry and any staged embedding, in a unit of work
+// (its statements stand or fall together).
 func (r *Repository) Remove(ctx context.Context, tenant, artifact string) error {
+	if err := pg.InTxRequired(ctx); err != nil {
+		return err
+	}
 	conn := r.conn(ctx)
 	if err := r.q.StagedDelete(ctx, conn, dbsqlc.StagedDeleteParams{TenantID: tenant, ArtifactID: artifact}); err != nil {
 		return err
@@ -264,15 +272,26 @@ var oneShot = pgx.QueryExecModeCacheDescribe
 // mode, their parameters settingArgs. Rows are (artifact id, score or
 // distance), and a stored vector when a full-text leg asks for its best
 // rows' (FullText).
+//
+// Outside a unit of work (a recall's legs) the batch is the transaction,
+// so its settings end with it: the mode is neither kept nor put back,
+// two statements of four.
 func (r *Repository) rankedIn(ctx context.Context, mode planMode, settings string, settingArgs []any, sql string, args []any) ([]hit, error) {
+	inTx := pg.InTxRequired(ctx) == nil
 	b := &pgx.Batch{}
-	b.Queue(`SELECT set_config('oml.found_plan_cache_mode', current_setting('plan_cache_mode'), true)`)
+	settingStatements := 1
+	if inTx {
+		b.Queue(`SELECT set_config('oml.found_plan_cache_mode', current_setting('plan_cache_mode'), true)`)
+		settingStatements++
+	}
 	b.Queue(`SELECT set_config('plan_cache_mode', '`+string(mode)+`', true)`+settings, settingArgs...)
 	b.Queue(sql, args...)
-	b.Queue(`SELECT set_config('plan_cache_mode', current_setting('oml.found_plan_cache_mode'), true)`)
-	br := r.db.Conn(ctx).SendBatch(ctx, b)
+	if inTx {
+		b.Queue(`SELECT set_config('plan_cache_mode', current_setting('oml.found_plan_cache_mode'), true)`)
+	}
+	br := pg.CloseOnce(r.db.Conn(ctx).SendBatch(ctx, b))
 	defer br.Close()
-	for range 2 {
+	for range settingStatements {
 		if _, err := br.Exec(); err != nil {
 			return nil, err
 		}
@@ -285,8 +304,10 @@ func (r *Repository) rankedIn(ctx context.Context, mode planMode, settings strin
 	if err != nil {
 		return nil, err
 	}
-	if _, err := br.Exec(); err != nil {
-		return nil, err
+	if inTx {
+		if _, err := br.Exec(); err != nil {
+			return nil, err
+		}
 	}
 	return hits, br.Close()
 }
