@@ -84,7 +84,7 @@ func assemble(cfg config.Config, db *pg.DB, log *slog.Logger, k keys, store atta
 			PerHour: cfg.EnrolPerHour},
 		TrustProxy: cfg.TrustProxy, EnrolInbox: enrolBox,
 	})
-	ret, err := retrieval.New(retrieval.Deps{DB: db, Access: retrievalAccess{acc, sims}, Sessions: ownSess, Embedder: embedderConfig(cfg)})
+	ret, err := retrieval.New(retrieval.Deps{DB: db, Access: retrievalAccess{acc, sims}, Sessions: ownSess, Embedder: embedderConfig(cfg), RecallConcurrency: cfg.RecallConcurrency})
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/omlhub/oml/contexts/retrieval/internal/domain"
 	"github.com/omlhub/oml/contexts/retrieval/internal/embed"
 	"github.com/omlhub/oml/contexts/retrieval/internal/postgres"
+	"github.com/omlhub/oml/platform/config"
 	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/platform/pgtest"
 	pgvector "github.com/pgvector/pgvector-go"
@@ -35,10 +36,16 @@ var widths = []float64{1, 0.1, 0.01, 0.001}
 // 50 queries, 0.958 on 200); 200 halves that spread.
 const recallSample = 200
 
+// newBenchService is recall as oml-server wires it, its gate sized as
+// OML_RECALL_CONCURRENCY says (its default unless set).
 func newBenchService(db *pg.DB) *app.Service {
+	cfg, err := config.Load(os.Getenv)
+	if err != nil {
+		panic(err)
+	}
 	return app.New(app.Deps{
 		Repo: postgres.New(db), Access: treeAccess{}, Embedder: adapter{embed.NewBuiltin(embed.DefaultDim)}, Tx: db,
-		Fusion: domain.DefaultFusion, Feedback: domain.DefaultFeedback,
+		Fusion: domain.DefaultFusion, Feedback: domain.DefaultFeedback, Gate: recallGate(cfg.RecallConcurrency),
 	})
 }
 
@@ -380,11 +387,16 @@ func BenchmarkRecall(b *testing.B) {
 		// the first HNSW walk of a backend took 130 ms, the tenth 1.5 ms,
 		// as it maps the shared buffers it touches). Warm every pooled
 		// connection at every width before measuring steady state.
+		// With no gate, so that all 16 connections the bare baseline and
+		// the ungated runs use are warm.
 		repo.reset()
+		gated := svc.Gate
+		svc.Gate = nil
 		for _, w := range widths {
 			queries, scopes := queriesAt(c, l, w, 160)
 			runRecalls(benchCaller(ctx), b, svc, queries, scopes, 16)
 		}
+		svc.Gate = gated
 		// The baseline: a bare top-10 HNSW query on the same index, the
 		// whole tree's queries, at concurrency 16.
 		{
@@ -407,8 +419,17 @@ func BenchmarkRecall(b *testing.B) {
 				lat, elapsed := runRecalls(benchCaller(ctx), b, svc, queries, scopes, conc)
 				if conc == 16 {
 					cpu := readCPU(b).since(cpu0, len(lat))
-					costs = append(costs, fmt.Sprintf("| %d | %g %% | %.0f | %.2f | %.2f | %.2f |", n, w*100,
-						float64(len(lat))/elapsed.Seconds(), cpu.service, cpu.postgres, cpu.service+cpu.postgres))
+					// The same recalls with no gate, every one's statements
+					// at once: what the gate buys.
+					gated := svc.Gate
+					svc.Gate = nil
+					cpuOpen := readCPU(b)
+					latOpen, elapsedOpen := runRecalls(benchCaller(ctx), b, svc, queries, scopes, conc)
+					open := readCPU(b).since(cpuOpen, len(latOpen))
+					svc.Gate = gated
+					costs = append(costs, fmt.Sprintf("| %d | %g %% | %.0f | %.2f | %.2f | %.2f | %.0f | %.2f | %.2f |", n, w*100,
+						float64(len(lat))/elapsed.Seconds(), cpu.service, cpu.postgres, cpu.service+cpu.postgres,
+						float64(len(latOpen))/elapsedOpen.Seconds(), ms(pct(latOpen, 0.99)), open.service+open.postgres))
 				}
 				fmt.Printf("| %d | %g %% | %d | %s | %d | %.2f | %.2f | %.0f | %.3f | %.3f |\n",
 					n, w*100, int(float64(n)*w), plan, conc, ms(pct(lat, 0.5)), ms(pct(lat, 0.99)),
@@ -444,8 +465,8 @@ func BenchmarkRecall(b *testing.B) {
 	for _, row := range warmed {
 		fmt.Println(row)
 	}
-	fmt.Printf("\nCPU per recall at concurrency 16 (machine CPU time over the run, split into this process's and the rest, which is Postgres):\n\n")
-	fmt.Printf("| rows | scope | recalls/s | CPU ms: service | CPU ms: Postgres | CPU ms in all |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	fmt.Printf("\nCPU per recall at concurrency 16, %d at a time (the gate, OML_RECALL_CONCURRENCY's default; machine CPU time over the run, split into this process's and the rest, which is Postgres), and the same recalls with no gate:\n\n", svc.Gate.Size())
+	fmt.Printf("| rows | scope | recalls/s | CPU ms: service | CPU ms: Postgres | CPU ms in all | no gate: recalls/s | p99 ms | CPU ms in all |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, row := range costs {
 		fmt.Println(row)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/omlhub/oml/contexts/retrieval/internal/mcptools"
 	"github.com/omlhub/oml/contexts/retrieval/internal/postgres"
 	"github.com/omlhub/oml/contexts/retrieval/internal/wire"
+	"github.com/omlhub/oml/platform/gate"
 	"github.com/omlhub/oml/platform/metrics"
 	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/platform/transport"
@@ -85,6 +86,9 @@ type Deps struct {
 	Sessions Sessions
 	Embedder EmbedderConfig
 	Now      func() time.Time
+	// RecallConcurrency bounds the recalls that run at once (0: no bound;
+	// oml-server passes OML_RECALL_CONCURRENCY).
+	RecallConcurrency int
 }
 
 // Module is the retrieval context.
@@ -113,7 +117,7 @@ func New(d Deps) (*Module, error) {
 	}
 	repo := postgres.New(d.DB)
 	svc := app.New(app.Deps{Repo: repo, SearchRepo: repo, Sessions: d.Sessions, Access: d.Access, Embedder: e, Tx: d.DB, Now: d.Now,
-		Fusion: domain.DefaultFusion, Feedback: domain.DefaultFeedback})
+		Fusion: domain.DefaultFusion, Feedback: domain.DefaultFeedback, Gate: recallGate(d.RecallConcurrency)})
 	return &Module{svc: svc, http: httpapi.New(svc)}, nil
 }
 
@@ -261,3 +265,11 @@ func (m *Module) WithRanking(fullText, vector float64, feedback bool) *Module {
 
 // RecallOut is oml_recall's answer.
 type RecallOut = wire.RecallOut
+
+// recallGate is the gate of n recalls at once; none for n ≤ 0.
+func recallGate(n int) *gate.Gate {
+	if n <= 0 {
+		return nil
+	}
+	return gate.New(n, "OML_RECALL_CONCURRENCY")
+}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,11 +33,15 @@ type Config struct {
 	// keeps the content addresses across rotations (OML_ADDRESS_KEY_FILE).
 	PreviousMasterKeyFiles []string
 	AddressKeyFile         string
-	Replicas               int           // OML_REPLICAS
-	MaxBodyBytes           int64         // OML_MAX_BODY_BYTES: bound on JSON request bodies under /v1
-	MaxMCPBodyBytes        int64         // OML_MAX_MCP_BODY_BYTES: bound on a /mcp request body (a brain value is up to 4 MiB)
-	DBMaxConns             int32         // OML_DB_MAX_CONNS
-	ShutdownTimeout        time.Duration // OML_SHUTDOWN_TIMEOUT
+	Replicas               int   // OML_REPLICAS
+	MaxBodyBytes           int64 // OML_MAX_BODY_BYTES: bound on JSON request bodies under /v1
+	MaxMCPBodyBytes        int64 // OML_MAX_MCP_BODY_BYTES: bound on a /mcp request body (a brain value is up to 4 MiB)
+	DBMaxConns             int32 // OML_DB_MAX_CONNS
+	// RecallConcurrency bounds the recalls that run at once on a replica;
+	// the rest wait their turn (OML_RECALL_CONCURRENCY; 0: no bound, the
+	// default with a remote embedder).
+	RecallConcurrency int
+	ShutdownTimeout   time.Duration // OML_SHUTDOWN_TIMEOUT
 	// DrainDelay is how long a replica answers /readyz false on SIGTERM,
 	// still serving, before it stops accepting (OML_DRAIN_DELAY): time for
 	// a load balancer to take it out.
@@ -92,6 +97,13 @@ type Config struct {
 }
 
 // Defaults.
+// DefaultRecallConcurrency is twice this machine's CPUs (at least 4), the
+// bound with the built-in embedder: sized for Postgres on the same
+// machine, as `make run` has it. On 2 cores, 16 recalls at once did about
+// 0.8 of the work of 4 at a time (docs/BENCHMARKS.md, "Recalls a few at a
+// time").
+func DefaultRecallConcurrency() int { return max(4, 2*runtime.NumCPU()) }
+
 const (
 	DefaultListen       = "127.0.0.1:8080"
 	DefaultMaxBodyBytes = 1 << 20
@@ -180,6 +192,15 @@ func Load(getenv func(string) string) (Config, error) {
 	c.DBMaxConns = int32(intOr(getenv, "OML_DB_MAX_CONNS", DefaultDBMaxConns, bad))
 	if c.DBMaxConns < 2 {
 		bad("OML_DB_MAX_CONNS", "must be ≥ 2, got %d", c.DBMaxConns)
+	}
+	// A remote embedder's answers would hold turns: no bound by default.
+	recallDefault := DefaultRecallConcurrency()
+	if c.EmbeddingsURL != "" {
+		recallDefault = 0
+	}
+	c.RecallConcurrency = intOr(getenv, "OML_RECALL_CONCURRENCY", recallDefault, bad)
+	if c.RecallConcurrency < 0 || c.RecallConcurrency > 1024 {
+		bad("OML_RECALL_CONCURRENCY", "want 0 (no bound) to 1024, got %d", c.RecallConcurrency)
 	}
 	c.ShutdownTimeout = durationOr(getenv, "OML_SHUTDOWN_TIMEOUT", 15*time.Second, bad)
 	c.DrainDelay = 5 * time.Second
@@ -318,6 +339,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
 		slog.Int64("max_mcp_body_bytes", c.MaxMCPBodyBytes),
 		slog.Int("db_max_conns", int(c.DBMaxConns)),
+		slog.Int("recall_concurrency", c.RecallConcurrency),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 		slog.Duration("drain_delay", c.DrainDelay),
 		slog.String("metrics_listen", c.MetricsListen),

@@ -23,6 +23,13 @@ func TestLoadDefaults(t *testing.T) {
 	if err := c.RequireServe(); err == nil {
 		t.Fatal("RequireServe accepted an empty configuration")
 	}
+	if c.RecallConcurrency != DefaultRecallConcurrency() || c.RecallConcurrency < 4 {
+		t.Fatalf("recall concurrency %d with the built-in embedder", c.RecallConcurrency)
+	}
+	remote, err := Load(env(map[string]string{"OML_EMBEDDINGS_URL": "http://x", "OML_EMBEDDINGS_MODEL": "m", "OML_EMBEDDINGS_DIM": "8"}))
+	if err != nil || remote.RecallConcurrency != 0 {
+		t.Fatalf("recall concurrency with a remote embedder: %d, %v (want no bound)", remote.RecallConcurrency, err)
+	}
 }
 
 func TestLoadRejectsBadValues(t *testing.T) {
@@ -37,6 +44,8 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		"shutdown":                 {"OML_SHUTDOWN_TIMEOUT": "-1s"},
 		"embeddings":               {"OML_EMBEDDINGS_URL": "http://x"},
 		"drain":                    {"OML_DRAIN_DELAY": "6m"},
+		"recall concurrency":       {"OML_RECALL_CONCURRENCY": "-1"},
+		"recall concurrency high":  {"OML_RECALL_CONCURRENCY": "1025"},
 		"lease":                    {"OML_UPLOAD_LEASE_TTL": "5s"},
 		"token":                    {"OML_METRICS_TOKEN": "short"},
 		"token ws":                 {"OML_METRICS_TOKEN": "0123456789abcdef 0123456789abcdef"},

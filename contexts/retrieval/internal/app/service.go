@@ -11,6 +11,7 @@ import (
 	"github.com/omlhub/oml/platform/auth"
 	"github.com/omlhub/oml/platform/errs"
 	"github.com/omlhub/oml/platform/expiring"
+	"github.com/omlhub/oml/platform/gate"
 	"github.com/omlhub/oml/platform/scope"
 )
 
@@ -28,6 +29,9 @@ type Deps struct {
 	// Feedback is the vector leg's pseudo-relevance feedback; the zero
 	// value turns it off (the module wires domain.DefaultFeedback).
 	Feedback domain.Feedback
+	// Gate bounds the recalls that run at once (nil: no bound); the
+	// module sizes it from OML_RECALL_CONCURRENCY.
+	Gate *gate.Gate
 }
 
 // Service is the retrieval context's application service.
@@ -147,6 +151,17 @@ func (s *Service) Recall(ctx context.Context, q domain.Query) (Result, error) {
 	if err := q.Validate(); err != nil {
 		return Result{}, err
 	}
+	// The rest takes a turn at the gate. Past a few recalls at once a
+	// small machine does less work in all: more runnable Postgres backends
+	// and query embeddings than cores contend for them and their caches.
+	// So the rest wait here (docs/BENCHMARKS.md, "Recalls a few at a
+	// time"). With a remote embedder the module sets no gate, as its
+	// answers would hold turns.
+	leave, err := s.Gate.Enter(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer leave()
 	where, err := s.Access.Workarea(ctx, q.Scope)
 	if err != nil {
 		return Result{}, err

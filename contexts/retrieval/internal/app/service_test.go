@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/omlhub/oml/contexts/retrieval/internal/domain"
 	"github.com/omlhub/oml/platform/auth"
+	"github.com/omlhub/oml/platform/errs"
+	"github.com/omlhub/oml/platform/gate"
 	"github.com/omlhub/oml/platform/scope"
 )
 
@@ -213,5 +216,83 @@ func TestReachIsRemembered(t *testing.T) {
 	}
 	if len(repo.counted) != 2 {
 		t.Fatalf("reachable rows counted %d times for two tenants: %+v", len(repo.counted), repo.counted)
+	}
+}
+
+// gatedRepo holds a recall inside its hits' load until hold is closed,
+// telling entered when one is there; with panics set it panics there.
+type gatedRepo struct {
+	*planRepo
+	entered chan struct{}
+	hold    chan struct{}
+	panics  bool
+}
+
+func (r gatedRepo) HitsAndSteering(ctx context.Context, tenant string, ids []string, steer Filter, limit int) ([]Entry, []Entry, error) {
+	if r.panics {
+		panic("repo")
+	}
+	select {
+	case r.entered <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	<-r.hold
+	return r.planRepo.HitsAndSteering(ctx, tenant, ids, steer, limit)
+}
+
+// countingEmbedder counts the queries it embeds.
+type countingEmbedder struct {
+	unitEmbedder
+	n *atomic.Int64
+}
+
+func (e countingEmbedder) EmbedQuery(ctx context.Context, text string, w map[string]float32) ([]float32, error) {
+	e.n.Add(1)
+	return e.unitEmbedder.EmbedQuery(ctx, text, w)
+}
+
+// A recall takes a turn at the gate: past its size a recall waits before
+// any of its work (its query is not embedded yet), and one whose request
+// ends while it waits is refused with a retryable service.unavailable. A
+// turn comes back when its recall ends, by a panic too.
+func TestRecallTakesATurnAtTheGate(t *testing.T) {
+	ctx := auth.With(context.Background(), auth.Caller{TenantID: "ten_1", KeyID: "key_1", Role: "agent"})
+	repo := gatedRepo{planRepo: &planRepo{reach: 100, overfetched: 10}, entered: make(chan struct{}), hold: make(chan struct{})}
+	var embedded atomic.Int64
+	svc := New(Deps{Repo: repo, Access: oneWorkarea{}, Embedder: countingEmbedder{n: &embedded}, Tx: noTx{}, Gate: gate.New(1, "OML_RECALL_CONCURRENCY")})
+	q := domain.Query{Text: "wing flutter", Scope: "wa_1", K: 10}
+	first := make(chan error, 1)
+	go func() { _, err := svc.Recall(ctx, q); first <- err }()
+	<-repo.entered
+
+	waiting, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_, err := svc.Recall(waiting, q)
+	if e := errs.From(err); !errs.Is(err, errs.Unavailable) || !e.Retryable {
+		t.Fatalf("a recall past the gate's size whose request ended: %v", err)
+	}
+	if embedded.Load() != 1 {
+		t.Fatalf("%d queries embedded: the waiting recall did work before its turn", embedded.Load())
+	}
+	close(repo.hold)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+
+	// The turn came back: a panicking recall takes it and gives it back.
+	panicky := repo
+	panicky.panics = true
+	svc.Repo = panicky
+	func() {
+		defer func() { _ = recover() }()
+		_, _ = svc.Recall(ctx, q)
+	}()
+	svc.Repo = repo
+	done := make(chan error, 1)
+	go func() { _, err := svc.Recall(ctx, q); done <- err }()
+	<-repo.entered
+	if err := <-done; err != nil {
+		t.Fatalf("after a panic: %v", err)
 	}
 }
