@@ -108,7 +108,7 @@ func TestMetrics(t *testing.T) {
 	before := s.scrape(t)
 	for _, fam := range []string{"oml_http_requests_total", "oml_http_request_duration_seconds", "oml_db_pool_connections",
 		"oml_db_pool_max_connections", "oml_db_pool_acquires_total", "oml_journal_appends_total", "oml_journal_sequencer_passes_total", "oml_journal_chained_total", "oml_uploads_in_flight",
-		"oml_upload_bytes_in_flight", "oml_upload_bytes_total", "oml_long_polls_waiting", "oml_embedder_calls_total",
+		"oml_upload_bytes_in_flight", "oml_upload_bytes_total", "oml_long_polls_waiting", "oml_recalls_waiting", "oml_recall_turns_refused_total", "oml_embedder_calls_total",
 		"oml_embedder_duration_seconds", "oml_ready", "oml_sweeper_lag_seconds", "go_goroutines", "process_resident_memory_bytes"} {
 		if before.value(fam) < 0 {
 			t.Errorf("family %s is absent before any traffic", fam)

@@ -271,5 +271,6 @@ func recallGate(n int) *gate.Gate {
 	if n <= 0 {
 		return nil
 	}
-	return gate.New(n, "OML_RECALL_CONCURRENCY")
+	return gate.New(n, "recalls run a few at a time on each replica (OML_RECALL_CONCURRENCY)",
+		gate.Instruments{Waiting: metrics.RecallsWaiting, Refused: metrics.RecallTurnsRefused})
 }

@@ -97,12 +97,13 @@ type Config struct {
 }
 
 // Defaults.
-// DefaultRecallConcurrency is twice this machine's CPUs (at least 4), the
-// bound with the built-in embedder: sized for Postgres on the same
-// machine, as `make run` has it. On 2 cores, 16 recalls at once did about
-// 0.8 of the work of 4 at a time (docs/BENCHMARKS.md, "Recalls a few at a
-// time").
-func DefaultRecallConcurrency() int { return max(4, 2*runtime.NumCPU()) }
+// DefaultRecallConcurrency is twice the CPUs this process may use
+// (GOMAXPROCS, which follows a container's CPU limit), at least 4: the
+// bound with the built-in embedder, sized for Postgres on the same
+// machine, as `make run` has it. Load keeps it under half the pool. On 2
+// cores, 16 recalls at once did about 0.8 of the work of 4 at a time
+// (docs/BENCHMARKS.md, "Recalls a few at a time").
+func DefaultRecallConcurrency() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
 
 const (
 	DefaultListen       = "127.0.0.1:8080"
@@ -194,13 +195,17 @@ func Load(getenv func(string) string) (Config, error) {
 		bad("OML_DB_MAX_CONNS", "must be ≥ 2, got %d", c.DBMaxConns)
 	}
 	// A remote embedder's answers would hold turns: no bound by default.
-	recallDefault := DefaultRecallConcurrency()
+	// Recalls must leave the pool room for writes (and /readyz's ping), so
+	// the bound stays under the pool's size, the default under half.
+	recallDefault := max(1, min(DefaultRecallConcurrency(), int(c.DBMaxConns)/2))
 	if c.EmbeddingsURL != "" {
 		recallDefault = 0
 	}
 	c.RecallConcurrency = intOr(getenv, "OML_RECALL_CONCURRENCY", recallDefault, bad)
 	if c.RecallConcurrency < 0 || c.RecallConcurrency > 1024 {
 		bad("OML_RECALL_CONCURRENCY", "want 0 (no bound) to 1024, got %d", c.RecallConcurrency)
+	} else if c.RecallConcurrency >= int(c.DBMaxConns) {
+		bad("OML_RECALL_CONCURRENCY", "must be less than OML_DB_MAX_CONNS (%d), so that recalls leave writes a connection, got %d", c.DBMaxConns, c.RecallConcurrency)
 	}
 	c.ShutdownTimeout = durationOr(getenv, "OML_SHUTDOWN_TIMEOUT", 15*time.Second, bad)
 	c.DrainDelay = 5 * time.Second

@@ -23,7 +23,7 @@ func TestLoadDefaults(t *testing.T) {
 	if err := c.RequireServe(); err == nil {
 		t.Fatal("RequireServe accepted an empty configuration")
 	}
-	if c.RecallConcurrency != DefaultRecallConcurrency() || c.RecallConcurrency < 4 {
+	if c.RecallConcurrency != min(DefaultRecallConcurrency(), DefaultDBMaxConns/2) || c.RecallConcurrency < 4 {
 		t.Fatalf("recall concurrency %d with the built-in embedder", c.RecallConcurrency)
 	}
 	remote, err := Load(env(map[string]string{"OML_EMBEDDINGS_URL": "http://x", "OML_EMBEDDINGS_MODEL": "m", "OML_EMBEDDINGS_DIM": "8"}))
@@ -46,6 +46,7 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		"drain":                    {"OML_DRAIN_DELAY": "6m"},
 		"recall concurrency":       {"OML_RECALL_CONCURRENCY": "-1"},
 		"recall concurrency high":  {"OML_RECALL_CONCURRENCY": "1025"},
+		"recall concurrency pool":  {"OML_RECALL_CONCURRENCY": "20"},
 		"lease":                    {"OML_UPLOAD_LEASE_TTL": "5s"},
 		"token":                    {"OML_METRICS_TOKEN": "short"},
 		"token ws":                 {"OML_METRICS_TOKEN": "0123456789abcdef 0123456789abcdef"},

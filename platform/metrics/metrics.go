@@ -83,6 +83,16 @@ var (
 	LongPolls = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: ns, Name: "long_polls_waiting", Help: "Long-polls parked now, by kind (inbox_wait, notify_wait).",
 	}, []string{"kind"})
+	// RecallsWaiting is the recalls waiting for a turn now
+	// (OML_RECALL_CONCURRENCY).
+	RecallsWaiting = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: ns, Name: "recalls_waiting", Help: "Recalls waiting for a turn now (OML_RECALL_CONCURRENCY).",
+	})
+	// RecallTurnsRefused counts recalls refused a turn, by reason (full,
+	// ended, timeout).
+	RecallTurnsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Name: "recall_turns_refused_total", Help: "Recalls refused a turn, by reason: full (too many waiting), ended (the request ended first), timeout (10 s passed).",
+	}, []string{"reason"})
 	// SweeperRuns counts housekeeping sweeps by sweep and outcome (ok,
 	// error).
 	SweeperRuns = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -117,13 +127,16 @@ func init() {
 	EmbedderCalls.WithLabelValues("error")
 	LongPolls.WithLabelValues("inbox_wait")
 	LongPolls.WithLabelValues("notify_wait")
+	for _, reason := range []string{"full", "ended", "timeout"} {
+		RecallTurnsRefused.WithLabelValues(reason)
+	}
 }
 
 // instruments are the package's instruments, in every registry.
 func instruments() []prometheus.Collector {
 	return []prometheus.Collector{HTTPRequests, HTTPDuration, ToolCalls, ToolDuration, Refusals, JournalAppends,
 		JournalPasses, JournalChained,
-		UploadsInFlight, UploadBytesInFlight, UploadBytes, LongPolls, SweeperRuns, SweeperItems, EmbedderCalls,
+		UploadsInFlight, UploadBytesInFlight, UploadBytes, LongPolls, RecallsWaiting, RecallTurnsRefused, SweeperRuns, SweeperItems, EmbedderCalls,
 		EmbedderDuration, Ready}
 }
 

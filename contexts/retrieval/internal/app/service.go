@@ -151,12 +151,13 @@ func (s *Service) Recall(ctx context.Context, q domain.Query) (Result, error) {
 	if err := q.Validate(); err != nil {
 		return Result{}, err
 	}
-	// The rest takes a turn at the gate. Past a few recalls at once a
-	// small machine does less work in all: more runnable Postgres backends
-	// and query embeddings than cores contend for them and their caches.
-	// So the rest wait here (docs/BENCHMARKS.md, "Recalls a few at a
-	// time"). With a remote embedder the module sets no gate, as its
-	// answers would hold turns.
+	// The rest, up to the read log, takes a turn at the gate. Past a few
+	// recalls at once a small machine does less work in all: more
+	// runnable Postgres backends and query embeddings than cores contend
+	// for them and their caches. So the rest wait here (docs/BENCHMARKS.md,
+	// "Recalls a few at a time"). With a remote embedder the module sets
+	// no gate, as its answers would hold turns. The turn ends before the
+	// read log, which waits for a commit of other recalls' rows too.
 	leave, err := s.Gate.Enter(ctx)
 	if err != nil {
 		return Result{}, err
@@ -212,6 +213,7 @@ func (s *Service) Recall(ctx context.Context, q domain.Query) (Result, error) {
 		log.Returned = append(log.Returned, x.Entry.ArtifactID)
 		log.Simulations = append(log.Simulations, x.Entry.SimulationID)
 	}
+	leave()
 	if err := s.Repo.LogRead(ctx, log); err != nil {
 		return Result{}, fmt.Errorf("read log: %w", err)
 	}

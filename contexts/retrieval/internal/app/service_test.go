@@ -260,7 +260,7 @@ func TestRecallTakesATurnAtTheGate(t *testing.T) {
 	ctx := auth.With(context.Background(), auth.Caller{TenantID: "ten_1", KeyID: "key_1", Role: "agent"})
 	repo := gatedRepo{planRepo: &planRepo{reach: 100, overfetched: 10}, entered: make(chan struct{}), hold: make(chan struct{})}
 	var embedded atomic.Int64
-	svc := New(Deps{Repo: repo, Access: oneWorkarea{}, Embedder: countingEmbedder{n: &embedded}, Tx: noTx{}, Gate: gate.New(1, "OML_RECALL_CONCURRENCY")})
+	svc := New(Deps{Repo: repo, Access: oneWorkarea{}, Embedder: countingEmbedder{n: &embedded}, Tx: noTx{}, Gate: gate.New(1, "OML_RECALL_CONCURRENCY", gate.Instruments{})})
 	q := domain.Query{Text: "wing flutter", Scope: "wa_1", K: 10}
 	first := make(chan error, 1)
 	go func() { _, err := svc.Recall(ctx, q); first <- err }()
@@ -294,5 +294,42 @@ func TestRecallTakesATurnAtTheGate(t *testing.T) {
 	<-repo.entered
 	if err := <-done; err != nil {
 		t.Fatalf("after a panic: %v", err)
+	}
+}
+
+// logHeldRepo holds the first recall's read log until hold is closed.
+type logHeldRepo struct {
+	*planRepo
+	calls   *atomic.Int64
+	entered chan struct{}
+	hold    chan struct{}
+}
+
+func (r logHeldRepo) LogRead(ctx context.Context, l ReadLog) error {
+	if r.calls.Add(1) == 1 {
+		close(r.entered)
+		<-r.hold
+	}
+	return nil
+}
+
+// A recall's turn ends before its read log, which waits for other
+// recalls' rows to commit: a recall held there does not hold the gate.
+func TestRecallLeavesTheGateBeforeItsReadLog(t *testing.T) {
+	ctx := auth.With(context.Background(), auth.Caller{TenantID: "ten_1", KeyID: "key_1", Role: "agent"})
+	repo := logHeldRepo{planRepo: &planRepo{reach: 100, overfetched: 10}, calls: new(atomic.Int64), entered: make(chan struct{}), hold: make(chan struct{})}
+	svc := New(Deps{Repo: repo, Access: oneWorkarea{}, Embedder: unitEmbedder{}, Tx: noTx{}, Gate: gate.New(1, "OML_RECALL_CONCURRENCY", gate.Instruments{})})
+	q := domain.Query{Text: "wing flutter", Scope: "wa_1", K: 10}
+	first := make(chan error, 1)
+	go func() { _, err := svc.Recall(ctx, q); first <- err }()
+	<-repo.entered
+	soon, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := svc.Recall(soon, q); err != nil {
+		t.Fatalf("a recall while another waits on its read log: %v", err)
+	}
+	close(repo.hold)
+	if err := <-first; err != nil {
+		t.Fatal(err)
 	}
 }
