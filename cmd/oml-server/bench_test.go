@@ -58,7 +58,11 @@ func newBenchEnv(b testing.TB) (*benchEnv, error) {
 	ctx := context.Background()
 	tuneGC(os.Getenv) // as serve does
 	url := pgtest.NewURL(b)
+	// The pool's size may be set as for oml-server (OML_DB_MAX_CONNS).
 	cfg, err := config.Load(func(k string) string {
+		if k == "OML_DB_MAX_CONNS" {
+			return os.Getenv(k)
+		}
 		return map[string]string{"OML_DATABASE_URL": url}[k]
 	})
 	if err != nil {
