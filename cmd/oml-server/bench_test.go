@@ -60,10 +60,7 @@ func newBenchEnv(b testing.TB) (*benchEnv, error) {
 	url := pgtest.NewURL(b)
 	// The pool's size may be set as for oml-server (OML_DB_MAX_CONNS).
 	cfg, err := config.Load(func(k string) string {
-		if k == "OML_DB_MAX_CONNS" {
-			return os.Getenv(k)
-		}
-		return map[string]string{"OML_DATABASE_URL": url}[k]
+		return map[string]string{"OML_DATABASE_URL": url, "OML_DB_MAX_CONNS": os.Getenv("OML_DB_MAX_CONNS")}[k]
 	})
 	if err != nil {
 		return nil, err
