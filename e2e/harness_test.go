@@ -124,6 +124,12 @@ func startServer(t testing.TB, extraEnv ...string) *server {
 		"OML_BLOB_STORE=s3://" + s.Bucket + "?endpoint=" + endpoint + "&region=us-east-1",
 		"AWS_ACCESS_KEY_ID=" + os.Getenv("AWS_ACCESS_KEY_ID"), "AWS_SECRET_ACCESS_KEY=" + os.Getenv("AWS_SECRET_ACCESS_KEY"),
 	}, extraEnv...)
+	// A small pool for every server of the run (2 finds a request that
+	// holds one connection while it waits for another; docs/OPERATIONS.md,
+	// "Sizing the pool").
+	if v := os.Getenv("OML_TEST_SERVER_DB_MAX_CONNS"); v != "" {
+		s.env = append(s.env, "OML_DB_MAX_CONNS="+v)
+	}
 	out := s.run(t, "keygen", "--dir", keys)
 	s.env = append(s.env, strings.Split(strings.TrimSpace(out), "\n")...)
 	s.run(t, "migrate")

@@ -105,13 +105,21 @@ type Config struct {
 // (docs/BENCHMARKS.md, "Recalls a few at a time").
 func DefaultRecallConcurrency() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
 
+// DefaultDBMaxConns is four connections per CPU this process may use
+// (GOMAXPROCS), from 8 to 32: sized, like the recall bound, for Postgres
+// on the same machine, where more backends than cores do less work. On 2
+// cores a pool of 8 ran remember at 32 writers 1.2-1.3x faster than 20,
+// at about half the p99, and serve + verdict the same (docs/BENCHMARKS.md,
+// "The pool's default size"). At most 32 leaves a stock Postgres's 100
+// connections room for three replicas.
+func DefaultDBMaxConns() int { return min(32, max(8, 4*runtime.GOMAXPROCS(0))) }
+
 const (
 	DefaultListen       = "127.0.0.1:8080"
 	DefaultMaxBodyBytes = 1 << 20
 	// DefaultMaxMCPBodyBytes leaves a 4 MiB brain value room for its
 	// JSON-RPC envelope and some escaping.
 	DefaultMaxMCPBodyBytes = 5 << 20
-	DefaultDBMaxConns      = 20
 	DefaultMaxTextBytes    = 256 << 10
 	// DefaultClosureMax bounds the lineage closure of one independence
 	// check; an item whose closure is larger is never served (R2 fails
@@ -190,7 +198,7 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.MaxMCPBodyBytes < c.MaxBodyBytes {
 		bad("OML_MAX_MCP_BODY_BYTES", "must be ≥ OML_MAX_BODY_BYTES (%d), got %d", c.MaxBodyBytes, c.MaxMCPBodyBytes)
 	}
-	c.DBMaxConns = int32(intOr(getenv, "OML_DB_MAX_CONNS", DefaultDBMaxConns, bad))
+	c.DBMaxConns = int32(intOr(getenv, "OML_DB_MAX_CONNS", DefaultDBMaxConns(), bad))
 	if c.DBMaxConns < 2 {
 		bad("OML_DB_MAX_CONNS", "must be ≥ 2, got %d", c.DBMaxConns)
 	}

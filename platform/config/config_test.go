@@ -23,7 +23,10 @@ func TestLoadDefaults(t *testing.T) {
 	if err := c.RequireServe(); err == nil {
 		t.Fatal("RequireServe accepted an empty configuration")
 	}
-	if c.RecallConcurrency != min(DefaultRecallConcurrency(), DefaultDBMaxConns/2) || c.RecallConcurrency < 4 {
+	if n := c.DBMaxConns; n != int32(DefaultDBMaxConns()) || n < 8 || n > 32 {
+		t.Fatalf("pool size %d", n)
+	}
+	if c.RecallConcurrency != min(DefaultRecallConcurrency(), DefaultDBMaxConns()/2) || c.RecallConcurrency < 4 {
 		t.Fatalf("recall concurrency %d with the built-in embedder", c.RecallConcurrency)
 	}
 	remote, err := Load(env(map[string]string{"OML_EMBEDDINGS_URL": "http://x", "OML_EMBEDDINGS_MODEL": "m", "OML_EMBEDDINGS_DIM": "8"}))

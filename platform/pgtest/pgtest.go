@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -95,7 +96,19 @@ func create(t testing.TB, tmpl string) string {
 func New(t testing.TB) *pg.DB {
 	t.Helper()
 	u := NewURL(t)
-	db, err := pg.Open(context.Background(), u, pg.Options{MaxConns: 16, ApplicationName: "oml-test"})
+	// OML_TEST_DB_MAX_CONNS=1 finds code that holds one connection while
+	// it waits for another: it stalls (docs/OPERATIONS.md, "Sizing the
+	// pool"). Tests that hold transactions open in several goroutines on
+	// purpose stall too.
+	n := int32(16)
+	if v := os.Getenv("OML_TEST_DB_MAX_CONNS"); v != "" {
+		i, err := strconv.Atoi(v)
+		if err != nil || i < 1 {
+			t.Fatalf("pgtest: OML_TEST_DB_MAX_CONNS: want a number ≥ 1, got %q", v)
+		}
+		n = int32(i)
+	}
+	db, err := pg.Open(context.Background(), u, pg.Options{MaxConns: n, ApplicationName: "oml-test"})
 	if err != nil {
 		t.Fatalf("pgtest: open: %v", err)
 	}
