@@ -88,8 +88,8 @@ type txKey struct{}
 
 // Conn returns the transaction carried by ctx, or the pool (Pooled).
 func (db *DB) Conn(ctx context.Context) Querier {
-	if tx, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
-		return tx
+	if t, ok := ctx.Value(txKey{}).(*tx); ok {
+		return t
 	}
 	return db.Pooled()
 }
@@ -138,7 +138,7 @@ func (o *onceBatch) Close() error {
 // (up to three times) when Postgres reports a serialization failure or a
 // deadlock, so fn must keep no state across attempts.
 func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
-	if _, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
+	if _, ok := ctx.Value(txKey{}).(*tx); ok {
 		return fn(ctx)
 	}
 	var err error
@@ -154,7 +154,7 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) erro
 // InTxRequired reports whether ctx carries a transaction; helpers that must
 // write in the caller's transaction (journal, idempotency) refuse otherwise.
 func InTxRequired(ctx context.Context) error {
-	if _, ok := ctx.Value(txKey{}).(pgx.Tx); !ok {
+	if _, ok := ctx.Value(txKey{}).(*tx); !ok {
 		return errors.New("pg: called outside a unit of work (use DB.InTx)")
 	}
 	return nil
@@ -164,32 +164,33 @@ func InTxRequired(ctx context.Context) error {
 // statement fn makes sees the same snapshot, so multi-statement reads
 // (a chain verification, say) are consistent while writers go on.
 func (db *DB) InSnapshot(ctx context.Context, fn func(ctx context.Context) error) error {
-	if _, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
+	if _, ok := ctx.Value(txKey{}).(*tx); ok {
 		return fn(ctx)
 	}
 	return db.runTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
 }
 
 func (db *DB) runTx(ctx context.Context, opts pgx.TxOptions, fn func(ctx context.Context) error) (err error) {
-	tx, err := db.Pool.BeginTx(ctx, opts)
+	conn, err := db.Pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
+	t := &tx{conn: conn, opts: opts}
 	// Roll back unconditionally (a no-op after a commit): an error or a
 	// panic in fn must never send the connection back to the pool
 	// mid-transaction, and a cancelled ctx must not stop the rollback.
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	defer t.rollback(context.WithoutCancel(ctx))
 	// Each attempt reads the caller's memoized state (its grants) anew,
 	// inside its own transaction.
 	hooks := &unit{}
-	txCtx := context.WithValue(context.WithValue(auth.FreshMemo(ctx), txKey{}, tx), unitKey{}, hooks)
+	txCtx := context.WithValue(context.WithValue(auth.FreshMemo(ctx), txKey{}, t), unitKey{}, hooks)
 	if err := fn(txCtx); err != nil {
 		return err
 	}
 	if err := hooks.runBefore(txCtx); err != nil {
 		return err
 	}
-	if err := tx.Commit(ctx); err != nil {
+	if err := t.commit(ctx); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	hooks.runAfter()

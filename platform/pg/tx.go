@@ -1,0 +1,237 @@
+package pg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// tx is a unit of work's transaction on one pooled connection. Its BEGIN
+// goes in the same round trip as its first statement (pgx's
+// Batch.BeginTx: a pipeline of the two), not in one of its own, and a
+// unit of work that makes no statement sends neither BEGIN nor COMMIT.
+// A write pays about one round trip in ten for its BEGIN otherwise
+// (docs/BENCHMARKS.md, "BEGIN with the first statement").
+//
+// BEGIN comes first in the pipeline, so the statement after it runs in
+// the transaction whatever it is; if it fails, Postgres skips the rest of
+// the pipeline and the transaction is aborted, which rollback ends. A
+// connection given back in a transaction (a failed ROLLBACK, a cancelled
+// context) is closed by the pool, never reused.
+type tx struct {
+	conn *pgxpool.Conn
+	opts pgx.TxOptions
+	ptx  pgx.Tx // once the first statement has been sent
+	done bool   // committed or rolled back
+}
+
+// errTxDone is a statement on a unit of work that has ended.
+var errTxDone = errors.New("pg: statement on a unit of work that has ended")
+
+// beginAlone begins the transaction in a round trip of its own, for a
+// first statement a pipeline cannot carry: one with pgx's query options
+// (an exec mode, result formats), which a batch does not take.
+func (t *tx) beginAlone(ctx context.Context, args []any) (bool, error) {
+	if len(args) == 0 {
+		return false, nil
+	}
+	switch args[0].(type) {
+	case pgx.QueryExecMode, pgx.QueryResultFormats, pgx.QueryResultFormatsByOID:
+	default:
+		return false, nil
+	}
+	ptx, err := t.conn.BeginTx(ctx, t.opts)
+	if err != nil {
+		return false, fmt.Errorf("begin: %w", err)
+	}
+	t.ptx = ptx
+	return true, nil
+}
+
+// send sends the first statement of the transaction with its BEGIN, and
+// reads the BEGIN's result; the caller reads the statement's.
+func (t *tx) send(ctx context.Context, queue func(b *pgx.Batch)) (pgx.BatchResults, error) {
+	b := &pgx.Batch{}
+	b.BeginTx(t.opts)
+	queue(b)
+	br := CloseOnce(t.conn.SendBatch(ctx, b))
+	// Tx is available at once, so that rollback can end it whatever
+	// happens next; it is used only after br is closed.
+	t.ptx = br.Tx()
+	if _, err := br.Exec(); err != nil {
+		_ = br.Close()
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	return br, nil
+}
+
+func (t *tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	switch {
+	case t.done:
+		return pgconn.CommandTag{}, errTxDone
+	case t.ptx != nil:
+		return t.ptx.Exec(ctx, sql, args...)
+	}
+	if alone, err := t.beginAlone(ctx, args); err != nil || alone {
+		if err != nil {
+			return pgconn.CommandTag{}, err
+		}
+		return t.ptx.Exec(ctx, sql, args...)
+	}
+	br, err := t.send(ctx, func(b *pgx.Batch) { b.Queue(sql, args...) })
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	defer br.Close()
+	tag, err := br.Exec()
+	if err != nil {
+		return tag, err
+	}
+	return tag, br.Close()
+}
+
+func (t *tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	switch {
+	case t.done:
+		return nil, errTxDone
+	case t.ptx != nil:
+		return t.ptx.Query(ctx, sql, args...)
+	}
+	if alone, err := t.beginAlone(ctx, args); err != nil || alone {
+		if err != nil {
+			return nil, err
+		}
+		return t.ptx.Query(ctx, sql, args...)
+	}
+	br, err := t.send(ctx, func(b *pgx.Batch) { b.Queue(sql, args...) })
+	if err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		_ = br.Close()
+		return nil, err
+	}
+	return &batchRows{Rows: rows, br: br}, nil
+}
+
+func (t *tx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if t.ptx != nil && !t.done {
+		return t.ptx.QueryRow(ctx, sql, args...)
+	}
+	rows, err := t.Query(ctx, sql, args...)
+	if err != nil {
+		return errRow{err}
+	}
+	return &oneRow{rows}
+}
+
+func (t *tx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	switch {
+	case t.done:
+		return pgx.FailedBatchResults(b, errTxDone)
+	case t.ptx != nil:
+		return CloseOnce(t.ptx.SendBatch(ctx, b))
+	}
+	br, err := t.send(ctx, func(withBegin *pgx.Batch) {
+		withBegin.QueuedQueries = append(withBegin.QueuedQueries, b.QueuedQueries...)
+	})
+	if err != nil {
+		return pgx.FailedBatchResults(b, err)
+	}
+	return br
+}
+
+// commit ends the transaction and gives the connection back at once, so
+// that what runs after the commit (AfterCommit's hooks: the journal's
+// sequencer pass, say) never waits for a second connection while this
+// one is held. A transaction that never began has nothing to commit; an
+// aborted one answers pgx.ErrTxCommitRollback.
+func (t *tx) commit(ctx context.Context) error {
+	if t.done {
+		return errTxDone
+	}
+	var err error
+	if t.ptx != nil {
+		err = t.ptx.Commit(ctx)
+	}
+	t.end(ctx)
+	return err
+}
+
+// rollback ends a transaction that has not ended (a no-op after commit)
+// and gives the connection back.
+func (t *tx) rollback(ctx context.Context) {
+	if !t.done {
+		t.end(ctx)
+	}
+}
+
+// end rolls back what is still open and releases the connection. pgx
+// closes a connection whose ROLLBACK fails, and the pool closes one given
+// back in a transaction.
+func (t *tx) end(ctx context.Context) {
+	if t.ptx != nil {
+		_ = t.ptx.Rollback(context.WithoutCancel(ctx)) // a no-op after a commit
+	}
+	t.done = true
+	t.conn.Release()
+}
+
+// batchRows are a pipeline's rows: closing them (or reading past the
+// last) reads the rest of the pipeline, so the connection is free again.
+type batchRows struct {
+	pgx.Rows
+	br  pgx.BatchResults
+	err error
+}
+
+func (r *batchRows) Next() bool {
+	if r.Rows.Next() {
+		return true
+	}
+	r.Close()
+	return false
+}
+
+func (r *batchRows) Close() {
+	r.Rows.Close()
+	if r.br != nil {
+		r.err = r.br.Close()
+		r.br = nil
+	}
+}
+
+func (r *batchRows) Err() error {
+	if err := r.Rows.Err(); err != nil {
+		return err
+	}
+	return r.err
+}
+
+// oneRow is QueryRow on batchRows, with pgx's QueryRow semantics: no row
+// is pgx.ErrNoRows, and the rows are closed after Scan.
+type oneRow struct{ rows pgx.Rows }
+
+func (r *oneRow) Scan(dest ...any) error {
+	defer r.rows.Close()
+	if !r.rows.Next() {
+		if err := r.rows.Err(); err != nil {
+			return err
+		}
+		return pgx.ErrNoRows
+	}
+	if err := r.rows.Scan(dest...); err != nil {
+		return err
+	}
+	r.rows.Close()
+	return r.rows.Err()
+}
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }

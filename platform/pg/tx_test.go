@@ -1,0 +1,324 @@
+package pg_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/omlhub/oml/platform/pg"
+	"github.com/omlhub/oml/platform/pgtest"
+)
+
+// roundTrips counts what reaches Postgres: each statement sent alone and
+// each batch (one round trip for all its statements).
+type roundTrips struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	r.add(d.SQL)
+	return ctx
+}
+func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	var sqls []string
+	for _, q := range d.Batch.QueuedQueries {
+		sqls = append(sqls, q.SQL)
+	}
+	r.add("batch[" + strings.Join(sqls, "; ") + "]")
+	return ctx
+}
+func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+func (r *roundTrips) add(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sent = append(r.sent, s)
+}
+
+func (r *roundTrips) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.sent
+	r.sent = nil
+	return out
+}
+
+// A unit of work sends its BEGIN with its first statement, whichever
+// method sends that (one round trip, not two), and one that makes no
+// statement sends nothing. The first statement runs in the transaction:
+// a rollback takes it back.
+func TestUnitOfWorkBeginsWithItsFirstStatement(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	trips := &roundTrips{}
+	db, err := pg.Open(ctx, pgtest.NewURL(t), pg.Options{MaxConns: 1, Tracer: trips})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Pool.Exec(ctx, `CREATE TABLE t (n int)`); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		var n int
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	trips.take()
+
+	if err := db.InTx(ctx, func(context.Context) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got := trips.take(); len(got) != 0 {
+		t.Fatalf("a unit of work with no statement sent %q", got)
+	}
+
+	undone := errors.New("undone")
+	firsts := map[string]func(q pg.Querier) error{
+		"Exec": func(q pg.Querier) error {
+			_, err := q.Exec(ctx, `INSERT INTO t VALUES (1)`)
+			return err
+		},
+		"Query": func(q pg.Querier) error {
+			rows, err := q.Query(ctx, `INSERT INTO t VALUES (1), (2) RETURNING n`)
+			if err != nil {
+				return err
+			}
+			_, err = pgx.CollectRows(rows, pgx.RowTo[int32])
+			return err
+		},
+		"Query, closed early": func(q pg.Querier) error {
+			rows, err := q.Query(ctx, `INSERT INTO t VALUES (1), (2) RETURNING n`)
+			if err != nil {
+				return err
+			}
+			rows.Close()
+			return rows.Err()
+		},
+		"QueryRow": func(q pg.Querier) error {
+			var n int
+			return q.QueryRow(ctx, `INSERT INTO t VALUES (1) RETURNING n`).Scan(&n)
+		},
+		"SendBatch": func(q pg.Querier) error {
+			b := &pgx.Batch{}
+			b.Queue(`INSERT INTO t VALUES (1)`)
+			b.Queue(`INSERT INTO t VALUES (2)`)
+			return q.SendBatch(ctx, b).Close()
+		},
+	}
+	for name, first := range firsts {
+		err := db.InTx(ctx, func(ctx context.Context) error {
+			q := db.Conn(ctx)
+			if err := first(q); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			// The connection is free for the next statement.
+			var n int
+			if err := q.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil || n == 0 {
+				t.Fatalf("%s: the unit of work sees %d rows (%v)", name, n, err)
+			}
+			return undone
+		})
+		if !errors.Is(err, undone) {
+			t.Fatalf("%s: InTx = %v", name, err)
+		}
+		if n := count(); n != 0 {
+			t.Fatalf("%s: %d rows after the rollback: the first statement ran outside the transaction", name, n)
+		}
+		got := trips.take()
+		// The pipeline of BEGIN and the statement, the count, the
+		// rollback, and this test's own count.
+		if len(got) != 4 || !strings.HasPrefix(got[0], "batch[begin") || got[2] != "rollback" {
+			t.Fatalf("%s: sent %q, want BEGIN in one round trip with the first statement", name, got)
+		}
+	}
+
+	// A first statement with pgx's query options, which a pipeline does
+	// not take, begins in a round trip of its own, still inside the
+	// transaction.
+	err = db.InTx(ctx, func(ctx context.Context) error {
+		rows, err := db.Conn(ctx).Query(ctx, `INSERT INTO t VALUES ($1) RETURNING n`, pgx.QueryExecModeExec, 1)
+		if err != nil {
+			return err
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return undone
+	})
+	if !errors.Is(err, undone) {
+		t.Fatalf("a first statement with an exec mode: %v", err)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("%d rows after the rollback of a first statement with an exec mode", n)
+	}
+	if got := trips.take(); len(got) != 4 || got[0] != "begin" {
+		t.Fatalf("a first statement with an exec mode sent %q", got)
+	}
+
+	// Committed, every form keeps its rows.
+	for name, first := range firsts {
+		if err := db.InTx(ctx, func(ctx context.Context) error { return first(db.Conn(ctx)) }); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if n := count(); n != 8 {
+		t.Fatalf("%d rows committed, want 8", n)
+	}
+	if n := db.Pool.Stat().AcquiredConns(); n != 0 {
+		t.Fatalf("%d connections still acquired", n)
+	}
+}
+
+// The first statement's failure, a panic after it, or a failed BEGIN leave
+// the pool's one connection out of any transaction, and no row behind.
+func TestUnitOfWorkEndsCleanWhenItsFirstStatementFails(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := pg.Open(ctx, pgtest.NewURL(t), pg.Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Pool.Exec(ctx, `CREATE TABLE t (n int CHECK (n > 0))`); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		err := db.InTx(ctx, func(ctx context.Context) error {
+			_, err := db.Conn(ctx).Exec(ctx, `INSERT INTO t VALUES (0)`)
+			return err
+		})
+		if !pg.IsCode(err, "23514") {
+			t.Fatalf("a refused first Exec: %v", err)
+		}
+		err = db.InTx(ctx, func(ctx context.Context) error {
+			var n int
+			return db.Conn(ctx).QueryRow(ctx, `SELECT n FROM t`).Scan(&n)
+		})
+		if !pg.IsNoRows(err) {
+			t.Fatalf("a first QueryRow with no row: %v, want pgx.ErrNoRows", err)
+		}
+		err = db.InTx(ctx, func(ctx context.Context) error {
+			b := &pgx.Batch{}
+			b.Queue(`INSERT INTO t VALUES (1)`)
+			b.Queue(`SELECT 1/0`)
+			return db.Conn(ctx).SendBatch(ctx, b).Close()
+		})
+		if !pg.IsCode(err, "22012") {
+			t.Fatalf("a failing first batch: %v", err)
+		}
+		func() {
+			defer func() { _ = recover() }()
+			_ = db.InTx(ctx, func(ctx context.Context) error {
+				if _, err := db.Conn(ctx).Exec(ctx, `INSERT INTO t VALUES (1)`); err != nil {
+					t.Fatal(err)
+				}
+				panic("boom")
+			})
+		}()
+		// A statement after the unit of work failed is refused, and the
+		// failure rolls it back.
+		err = db.InTx(ctx, func(ctx context.Context) error {
+			q := db.Conn(ctx)
+			if _, err := q.Exec(ctx, `SELECT 1/0`); err == nil {
+				t.Fatal("1/0 ran")
+			}
+			_, err := q.Exec(ctx, `INSERT INTO t VALUES (1)`)
+			if !pg.IsCode(err, "25P02") {
+				t.Fatalf("a statement after the failure: %v, want in_failed_sql_transaction", err)
+			}
+			return nil
+		})
+		if !errors.Is(err, pgx.ErrTxCommitRollback) {
+			t.Fatalf("committing an aborted unit of work: %v, want pgx.ErrTxCommitRollback", err)
+		}
+	}
+	var n int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d rows left behind (%v)", n, err)
+	}
+	// A cancelled context before the first statement: nothing is sent,
+	// and the connection is still good.
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	err = db.InTx(cancelled, func(ctx context.Context) error {
+		_, err := db.Conn(ctx).Exec(ctx, `INSERT INTO t VALUES (1)`)
+		return err
+	})
+	if err == nil {
+		t.Fatal("a unit of work ran on a cancelled context")
+	}
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("after the cancelled unit of work: %d rows (%v)", n, err)
+	}
+}
+
+// InSnapshot's options reach the pipelined BEGIN: its first statement
+// already runs read-only at REPEATABLE READ.
+func TestSnapshotBeginsWithItsOptions(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	err := db.InSnapshot(ctx, func(ctx context.Context) error {
+		var iso, ro string
+		if err := db.Conn(ctx).QueryRow(ctx, `SELECT current_setting('transaction_isolation'), current_setting('transaction_read_only')`).Scan(&iso, &ro); err != nil {
+			return err
+		}
+		if iso != "repeatable read" || ro != "on" {
+			t.Fatalf("the snapshot's first statement ran at %s, read only %s", iso, ro)
+		}
+		_, err := db.Conn(ctx).Exec(ctx, `CREATE TABLE u (n int)`)
+		if !pg.IsCode(err, "25006") {
+			t.Fatalf("a write in a snapshot: %v, want read_only_sql_transaction", err)
+		}
+		return nil
+	})
+	if !errors.Is(err, pgx.ErrTxCommitRollback) {
+		t.Fatalf("InSnapshot = %v", err)
+	}
+}
+
+// A unit of work gives its connection back as it commits: what runs after
+// the commit (the journal's sequencer pass is a unit of work of its own)
+// finds it free on a pool of one.
+func TestCommitGivesTheConnectionBackBeforeAfterCommit(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	db, err := pg.Open(ctx, pgtest.NewURL(t), pg.Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var after error
+	err = db.InTx(ctx, func(ctx context.Context) error {
+		if _, err := db.Conn(ctx).Exec(ctx, `SELECT 1`); err != nil {
+			return err
+		}
+		pg.AfterCommit(ctx, func() {
+			// A fresh context (the unit of work's has ended), bounded: a
+			// connection still held would make the acquire wait for ever.
+			next, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			after = db.InTx(next, func(ctx context.Context) error {
+				_, err := db.Conn(ctx).Exec(ctx, `SELECT 2`)
+				return err
+			})
+		})
+		return nil
+	})
+	if err != nil || after != nil {
+		t.Fatalf("InTx = %v, the unit of work after its commit = %v", err, after)
+	}
+}
