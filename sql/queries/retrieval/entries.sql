@@ -6,23 +6,27 @@ ON CONFLICT (tenant_id, artifact_id) DO UPDATE SET embedding = EXCLUDED.embeddin
 -- name: StagedDelete :exec
 DELETE FROM retrieval.staged WHERE tenant_id = $1 AND artifact_id = $2;
 
--- name: StagedTake :many
--- A promotion takes its claim's staged embedding out as it reads it (zero
--- rows or one).
-DELETE FROM retrieval.staged WHERE tenant_id = $1 AND artifact_id = $2
-RETURNING embedding, embedding_model;
-
 -- name: EntryInsert :exec
--- The full-text vector uses the tenant's configured language and weighs
--- the entry's lead (retrieval.entry_tsv, migration 0013); EntryCounted
--- then adds its length (distinct lexemes) to the corpus statistics.
+-- Takes the claim's staged embedding out (zero rows or one) and inserts
+-- the entry with it, or with the embedding given, in one statement. The
+-- full-text vector uses the tenant's configured language and weighs the
+-- entry's lead (retrieval.entry_tsv, migration 0013); EntryCounted then
+-- adds its length (distinct lexemes) to the corpus statistics. The DELETE
+-- runs whether or not an embedding is given, as a data-modifying WITH
+-- always does.
+WITH staged AS (
+    DELETE FROM retrieval.staged s WHERE s.tenant_id = @tenant_id AND s.artifact_id = @artifact_id
+    RETURNING s.embedding, s.embedding_model
+)
 INSERT INTO retrieval.entries (
     tenant_id, artifact_id, workarea_id, workarea_id_path, kind, claim_key, version, text, tsv,
     embedding, embedding_model, promoted_at, simulation_id, attachments
 ) VALUES (
     @tenant_id, @artifact_id, @workarea_id, CAST(sqlc.arg(workarea_id_path)::text AS ltree), @kind, @claim_key, @version, @text,
-    retrieval.entry_tsv(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = @tenant_id), 'english'::regconfig), @text),
-    @embedding, @embedding_model, @promoted_at, @simulation_id, @attachments
+    retrieval.entry_tsv(coalesce((SELECT t.fts_language FROM retrieval.tenant_settings t WHERE t.tenant_id = @tenant_id), 'english'::regconfig), @text),
+    CASE WHEN sqlc.narg(embedding)::halfvec IS NULL THEN (SELECT st.embedding FROM staged st) ELSE sqlc.narg(embedding)::halfvec END,
+    CASE WHEN sqlc.narg(embedding)::halfvec IS NULL THEN (SELECT st.embedding_model FROM staged st) ELSE sqlc.narg(embedding_model)::text END,
+    @promoted_at, @simulation_id, @attachments
 );
 
 -- name: EntryDelete :one

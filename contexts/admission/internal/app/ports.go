@@ -262,7 +262,9 @@ type Repository interface {
 	ClaimLeaseClear(ctx context.Context, tenant, id string, lease time.Time) error
 
 	PolicyAt(ctx context.Context, tenant, idPath string) (domain.Policy, error)
-	// PoliciesAt is PolicyAt for many id paths at once.
+	// PoliciesAt is PolicyAt for many id paths at once, each with the
+	// tenant's SelfSignedDevelopment switch (one read for a serve's
+	// review settings).
 	PoliciesAt(ctx context.Context, tenant string, idPaths []string) (map[string]domain.Policy, error)
 	PolicySet(ctx context.Context, tenant, workareaID, idPath string, p domain.Policy) error
 	SelfSignedDevelopment(ctx context.Context, tenant string) (bool, error)

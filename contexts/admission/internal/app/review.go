@@ -265,10 +265,6 @@ func (s *Service) judge(ctx context.Context, r domain.Reviewer, batch []domain.C
 		return out, nil
 	}
 	tenant := batch[0].TenantID
-	selfSigned, err := s.Repo.SelfSignedDevelopment(ctx, tenant)
-	if err != nil {
-		return nil, fmt.Errorf("load tenant review settings: %w", err)
-	}
 	claimIDs := make([]string, len(batch))
 	var workareaIDs, paths []string
 	for i, c := range batch {
@@ -286,7 +282,7 @@ func (s *Service) judge(ctx context.Context, r domain.Reviewer, batch []domain.C
 	}
 	policies, err := s.Repo.PoliciesAt(ctx, tenant, paths)
 	if err != nil {
-		return nil, fmt.Errorf("load review policies: %w", err)
+		return nil, fmt.Errorf("load review policies and settings: %w", err)
 	}
 	closures, bounded, err := s.Lineage.Closures(ctx, tenant, claimIDs, s.cfg.ClosureMax)
 	if err != nil {
@@ -327,8 +323,10 @@ func (s *Service) judge(ctx context.Context, r domain.Reviewer, batch []domain.C
 		if out[i].err != nil {
 			continue
 		}
-		p := policies[c.WorkareaIDPath]
-		p.SelfSignedDevelopment = selfSigned
+		p, ok := policies[c.WorkareaIDPath]
+		if !ok {
+			return nil, fmt.Errorf("load review policies: none for %s", c.WorkareaIDPath)
+		}
 		self, err := domain.Admissible(c, r, w.Status, by, p)
 		if err != nil {
 			out[i].err = err

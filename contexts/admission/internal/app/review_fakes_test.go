@@ -151,9 +151,13 @@ func (r *reviewRepo) PolicyAt(context.Context, string, string) (domain.Policy, e
 }
 
 func (r *reviewRepo) PoliciesAt(_ context.Context, _ string, paths []string) (map[string]domain.Policy, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	out := make(map[string]domain.Policy, len(paths))
 	for _, p := range paths {
-		out[p] = domain.DefaultPolicy
+		pol := domain.DefaultPolicy
+		pol.SelfSignedDevelopment = r.selfSigned
+		out[p] = pol
 	}
 	return out, nil
 }

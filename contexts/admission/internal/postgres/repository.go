@@ -472,21 +472,30 @@ func (r *Repository) ServeDecide(ctx context.Context, tenant string, s domain.Se
 }
 
 // PoliciesAt is PolicyAt for many id paths: each path's nearest policy, or
-// the default.
+// the default, with the tenant's self-signed switch, in one statement.
 func (r *Repository) PoliciesAt(ctx context.Context, tenant string, idPaths []string) (map[string]domain.Policy, error) {
 	rows, err := r.q.PoliciesAt(ctx, r.conn(ctx), dbsqlc.PoliciesAtParams{TenantID: tenant, IDPaths: idPaths})
 	if err != nil {
 		return nil, translate(err)
 	}
 	out := make(map[string]domain.Policy, len(idPaths))
-	for _, p := range idPaths {
-		out[p] = domain.DefaultPolicy
-	}
 	for _, row := range rows {
-		out[row.Path] = domain.Policy{
-			RequiredApprovals: int(row.RequiredApprovals),
-			HeldTTL:           time.Duration(row.HeldTtlSeconds) * time.Second,
-			Scan:              domain.ScanPolicy(row.ScanPolicy),
+		p := domain.DefaultPolicy
+		if row.HasPolicy {
+			p = domain.Policy{
+				RequiredApprovals: int(row.RequiredApprovals),
+				HeldTTL:           time.Duration(row.HeldTtlSeconds) * time.Second,
+				Scan:              domain.ScanPolicy(row.ScanPolicy),
+			}
+		}
+		p.SelfSignedDevelopment = row.SelfSignedDevelopment
+		out[row.Path] = p
+	}
+	// Every path has a row; a missing one is refused (fail closed), never
+	// read as a policy of zero approvals.
+	for _, path := range idPaths {
+		if _, ok := out[path]; !ok {
+			return nil, fmt.Errorf("review policy: no row for path %s", path)
 		}
 	}
 	return out, nil

@@ -78,26 +78,21 @@ type attachmentRecord struct {
 
 // Index inserts a promoted claim with its staged embedding (or the one
 // given) and updates lexeme frequencies, the corpus size and the
-// workarea's count: three statements, the staged row taken, the entry
-// inserted, its statistics counted. It runs only in a unit of work: alone,
-// the staged row's deletion would commit before an insert that fails.
+// workarea's count: two statements, the staged row taken with the entry's
+// insert, then its statistics counted. It runs only in a unit of work:
+// alone, the staged row's deletion and the statistics would commit
+// apart.
 func (r *Repository) Index(ctx context.Context, e app.Entry) error {
 	if err := pg.InTxRequired(ctx); err != nil {
 		return err
 	}
 	conn := r.conn(ctx)
-	staged, err := r.q.StagedTake(ctx, conn, dbsqlc.StagedTakeParams{TenantID: e.TenantID, ArtifactID: e.ArtifactID})
-	if err != nil {
-		return fmt.Errorf("staged embedding: %w", err)
-	}
+	// Without an embedding given, the staged one (if any) is taken.
 	var emb *pgvector.HalfVector
 	var model *string
-	switch {
-	case len(e.Embedding) > 0:
+	if len(e.Embedding) > 0 {
 		v := pgvector.NewHalfVector(e.Embedding)
 		emb, model = &v, &e.Model
-	case len(staged) > 0:
-		emb, model = staged[0].Embedding, staged[0].EmbeddingModel
 	}
 	atts := make([]attachmentRecord, len(e.Attachments))
 	for i, a := range e.Attachments {

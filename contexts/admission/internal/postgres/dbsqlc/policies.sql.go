@@ -10,28 +10,39 @@ import (
 )
 
 const policiesAt = `-- name: PoliciesAt :many
-SELECT DISTINCT ON (p.path) p.path::text AS path, a.required_approvals, a.held_ttl_seconds, a.scan_policy
-FROM unnest($1::text[]) AS p(path)
-JOIN admission.policies a ON a.tenant_id = $2 AND a.workarea_id_path @> p.path::ltree
-ORDER BY p.path, nlevel(a.workarea_id_path) DESC
+SELECT p.path::text AS path, (a.required_approvals IS NOT NULL)::boolean AS has_policy,
+    coalesce(a.required_approvals, 0)::int AS required_approvals, coalesce(a.held_ttl_seconds, 0)::int AS held_ttl_seconds,
+    coalesce(a.scan_policy, '')::text AS scan_policy,
+    coalesce((SELECT s.self_signed_development FROM admission.tenant_settings s WHERE s.tenant_id = $1), false)::boolean AS self_signed_development
+FROM unnest($2::text[]) AS p(path)
+LEFT JOIN LATERAL (
+    SELECT x.required_approvals, x.held_ttl_seconds, x.scan_policy FROM admission.policies x
+    WHERE x.tenant_id = $1 AND x.workarea_id_path @> p.path::ltree
+    ORDER BY nlevel(x.workarea_id_path) DESC
+    LIMIT 1
+) a ON true
 `
 
 type PoliciesAtParams struct {
-	IDPaths  []string
 	TenantID string
+	IDPaths  []string
 }
 
 type PoliciesAtRow struct {
-	Path              string
-	RequiredApprovals int32
-	HeldTtlSeconds    int32
-	ScanPolicy        string
+	Path                  string
+	HasPolicy             bool
+	RequiredApprovals     int32
+	HeldTtlSeconds        int32
+	ScanPolicy            string
+	SelfSignedDevelopment bool
 }
 
-// PolicyAt for many id paths at once: each path with the policy of the
-// nearest workarea on it that sets one (paths without one are left out).
+// PolicyAt for many id paths at once, one row a path: the policy of the
+// nearest workarea on it that sets one (has_policy false where none
+// does: the default), with the tenant's self-signed switch, in one round
+// trip.
 func (q *Queries) PoliciesAt(ctx context.Context, db DBTX, arg PoliciesAtParams) ([]PoliciesAtRow, error) {
-	rows, err := db.Query(ctx, policiesAt, arg.IDPaths, arg.TenantID)
+	rows, err := db.Query(ctx, policiesAt, arg.TenantID, arg.IDPaths)
 	if err != nil {
 		return nil, err
 	}
@@ -41,9 +52,11 @@ func (q *Queries) PoliciesAt(ctx context.Context, db DBTX, arg PoliciesAtParams)
 		var i PoliciesAtRow
 		if err := rows.Scan(
 			&i.Path,
+			&i.HasPolicy,
 			&i.RequiredApprovals,
 			&i.HeldTtlSeconds,
 			&i.ScanPolicy,
+			&i.SelfSignedDevelopment,
 		); err != nil {
 			return nil, err
 		}

@@ -260,13 +260,19 @@ func (q *Queries) EntryExists(ctx context.Context, db DBTX, arg EntryExistsParam
 }
 
 const entryInsert = `-- name: EntryInsert :exec
+WITH staged AS (
+    DELETE FROM retrieval.staged s WHERE s.tenant_id = $1 AND s.artifact_id = $2
+    RETURNING s.embedding, s.embedding_model
+)
 INSERT INTO retrieval.entries (
     tenant_id, artifact_id, workarea_id, workarea_id_path, kind, claim_key, version, text, tsv,
     embedding, embedding_model, promoted_at, simulation_id, attachments
 ) VALUES (
     $1, $2, $3, CAST($4::text AS ltree), $5, $6, $7, $8,
-    retrieval.entry_tsv(coalesce((SELECT s.fts_language FROM retrieval.tenant_settings s WHERE s.tenant_id = $1), 'english'::regconfig), $8),
-    $9, $10, $11, $12, $13
+    retrieval.entry_tsv(coalesce((SELECT t.fts_language FROM retrieval.tenant_settings t WHERE t.tenant_id = $1), 'english'::regconfig), $8),
+    CASE WHEN $9::halfvec IS NULL THEN (SELECT st.embedding FROM staged st) ELSE $9::halfvec END,
+    CASE WHEN $9::halfvec IS NULL THEN (SELECT st.embedding_model FROM staged st) ELSE $10::text END,
+    $11, $12, $13
 )
 `
 
@@ -286,9 +292,13 @@ type EntryInsertParams struct {
 	Attachments    []byte
 }
 
-// The full-text vector uses the tenant's configured language and weighs
-// the entry's lead (retrieval.entry_tsv, migration 0013); EntryCounted
-// then adds its length (distinct lexemes) to the corpus statistics.
+// Takes the claim's staged embedding out (zero rows or one) and inserts
+// the entry with it, or with the embedding given, in one statement. The
+// full-text vector uses the tenant's configured language and weighs the
+// entry's lead (retrieval.entry_tsv, migration 0013); EntryCounted then
+// adds its length (distinct lexemes) to the corpus statistics. The DELETE
+// runs whether or not an embedding is given, as a data-modifying WITH
+// always does.
 func (q *Queries) EntryInsert(ctx context.Context, db DBTX, arg EntryInsertParams) error {
 	_, err := db.Exec(ctx, entryInsert,
 		arg.TenantID,
@@ -595,43 +605,6 @@ type StagedDeleteParams struct {
 func (q *Queries) StagedDelete(ctx context.Context, db DBTX, arg StagedDeleteParams) error {
 	_, err := db.Exec(ctx, stagedDelete, arg.TenantID, arg.ArtifactID)
 	return err
-}
-
-const stagedTake = `-- name: StagedTake :many
-DELETE FROM retrieval.staged WHERE tenant_id = $1 AND artifact_id = $2
-RETURNING embedding, embedding_model
-`
-
-type StagedTakeParams struct {
-	TenantID   string
-	ArtifactID string
-}
-
-type StagedTakeRow struct {
-	Embedding      *pgvector.HalfVector
-	EmbeddingModel *string
-}
-
-// A promotion takes its claim's staged embedding out as it reads it (zero
-// rows or one).
-func (q *Queries) StagedTake(ctx context.Context, db DBTX, arg StagedTakeParams) ([]StagedTakeRow, error) {
-	rows, err := db.Query(ctx, stagedTake, arg.TenantID, arg.ArtifactID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []StagedTakeRow
-	for rows.Next() {
-		var i StagedTakeRow
-		if err := rows.Scan(&i.Embedding, &i.EmbeddingModel); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const stagedUpsert = `-- name: StagedUpsert :exec
