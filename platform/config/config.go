@@ -109,9 +109,9 @@ func DefaultRecallConcurrency() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
 // (GOMAXPROCS), from 8 to 32: sized, like the recall bound, for Postgres
 // on the same machine, where more backends than cores do less work. On 2
 // cores a pool of 8 ran remember at 32 writers 1.2-1.3x faster than 20,
-// at about half the p99, and serve + verdict the same (docs/BENCHMARKS.md,
-// "The pool's default size"). At most 32 leaves a stock Postgres's 100
-// connections room for three replicas.
+// at 0.4-0.6 of the p99, and serve + verdict within noise
+// (docs/BENCHMARKS.md, "The pool's default size"). At most 32 keeps one
+// replica to a third of a stock Postgres's 100 connections.
 func DefaultDBMaxConns() int { return min(32, max(8, 4*runtime.GOMAXPROCS(0))) }
 
 const (

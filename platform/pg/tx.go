@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -33,15 +34,19 @@ type tx struct {
 var errTxDone = errors.New("pg: statement on a unit of work that has ended")
 
 // beginAlone begins the transaction in a round trip of its own, for a
-// first statement a pipeline cannot carry: one with pgx's query options
-// (an exec mode, result formats), which a batch does not take.
-func (t *tx) beginAlone(ctx context.Context, args []any) (bool, error) {
-	if len(args) == 0 {
-		return false, nil
+// first statement a pipeline would change: one with pgx's query options
+// (an exec mode, result formats), which a batch drops, and an Exec with
+// no arguments, which pgx sends over the simple protocol (where a string
+// may hold several statements).
+func (t *tx) beginAlone(ctx context.Context, exec bool, args []any) (bool, error) {
+	alone := exec && len(args) == 0
+	for _, a := range args {
+		switch a.(type) {
+		case pgx.QueryExecMode, pgx.QueryResultFormats, pgx.QueryResultFormatsByOID:
+			alone = true
+		}
 	}
-	switch args[0].(type) {
-	case pgx.QueryExecMode, pgx.QueryResultFormats, pgx.QueryResultFormatsByOID:
-	default:
+	if !alone {
 		return false, nil
 	}
 	ptx, err := t.conn.BeginTx(ctx, t.opts)
@@ -53,7 +58,10 @@ func (t *tx) beginAlone(ctx context.Context, args []any) (bool, error) {
 }
 
 // send sends the first statement of the transaction with its BEGIN, and
-// reads the BEGIN's result; the caller reads the statement's.
+// reads the BEGIN's result; the caller reads the statement's. An argument
+// pgx cannot encode fails here, after the BEGIN was queued: pgx then
+// closes the connection, and the unit of work fails with the encoding
+// error (a reconnect, where a transaction begun alone would go on).
 func (t *tx) send(ctx context.Context, queue func(b *pgx.Batch)) (pgx.BatchResults, error) {
 	b := &pgx.Batch{}
 	b.BeginTx(t.opts)
@@ -64,7 +72,7 @@ func (t *tx) send(ctx context.Context, queue func(b *pgx.Batch)) (pgx.BatchResul
 	t.ptx = br.Tx()
 	if _, err := br.Exec(); err != nil {
 		_ = br.Close()
-		return nil, fmt.Errorf("begin: %w", err)
+		return nil, err
 	}
 	return br, nil
 }
@@ -76,7 +84,7 @@ func (t *tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandT
 	case t.ptx != nil:
 		return t.ptx.Exec(ctx, sql, args...)
 	}
-	if alone, err := t.beginAlone(ctx, args); err != nil || alone {
+	if alone, err := t.beginAlone(ctx, true, args); err != nil || alone {
 		if err != nil {
 			return pgconn.CommandTag{}, err
 		}
@@ -97,24 +105,24 @@ func (t *tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandT
 func (t *tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	switch {
 	case t.done:
-		return nil, errTxDone
+		return errRows{errTxDone}, errTxDone
 	case t.ptx != nil:
 		return t.ptx.Query(ctx, sql, args...)
 	}
-	if alone, err := t.beginAlone(ctx, args); err != nil || alone {
+	if alone, err := t.beginAlone(ctx, false, args); err != nil || alone {
 		if err != nil {
-			return nil, err
+			return errRows{err}, err
 		}
 		return t.ptx.Query(ctx, sql, args...)
 	}
 	br, err := t.send(ctx, func(b *pgx.Batch) { b.Queue(sql, args...) })
 	if err != nil {
-		return nil, err
+		return errRows{err}, err
 	}
 	rows, err := br.Query()
 	if err != nil {
 		_ = br.Close()
-		return nil, err
+		return errRows{err}, err
 	}
 	return &batchRows{Rows: rows, br: br}, nil
 }
@@ -235,3 +243,18 @@ func (r *oneRow) Scan(dest ...any) error {
 type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
+
+// errRows are the rows of a query that failed before it returned any,
+// non-nil as pgx's are: Next is false and Err the failure.
+type errRows struct{ err error }
+
+func (r errRows) Close()                                       {}
+func (r errRows) Err() error                                   { return r.err }
+func (r errRows) CommandTag() pgconn.CommandTag                { return pgconn.CommandTag{} }
+func (r errRows) FieldDescriptions() []pgconn.FieldDescription { return nil }
+func (r errRows) Next() bool                                   { return false }
+func (r errRows) Scan(...any) error                            { return r.err }
+func (r errRows) Values() ([]any, error)                       { return nil, r.err }
+func (r errRows) RawValues() [][]byte                          { return nil }
+func (r errRows) Conn() *pgx.Conn                              { return nil }
+func (r errRows) TypeMap() *pgtype.Map                         { return nil }

@@ -86,7 +86,7 @@ func TestUnitOfWorkBeginsWithItsFirstStatement(t *testing.T) {
 	undone := errors.New("undone")
 	firsts := map[string]func(q pg.Querier) error{
 		"Exec": func(q pg.Querier) error {
-			_, err := q.Exec(ctx, `INSERT INTO t VALUES (1)`)
+			_, err := q.Exec(ctx, `INSERT INTO t VALUES ($1)`, 1)
 			return err
 		},
 		"Query": func(q pg.Querier) error {
@@ -143,28 +143,41 @@ func TestUnitOfWorkBeginsWithItsFirstStatement(t *testing.T) {
 		}
 	}
 
-	// A first statement with pgx's query options, which a pipeline does
-	// not take, begins in a round trip of its own, still inside the
-	// transaction.
-	err = db.InTx(ctx, func(ctx context.Context) error {
-		rows, err := db.Conn(ctx).Query(ctx, `INSERT INTO t VALUES ($1) RETURNING n`, pgx.QueryExecModeExec, 1)
-		if err != nil {
+	// A first statement a pipeline would change begins in a round trip
+	// of its own, still inside the transaction: one with pgx's query
+	// options (a batch drops them), and an Exec with no arguments (pgx
+	// sends it over the simple protocol, where it may hold several
+	// statements).
+	alone := map[string]func(q pg.Querier) error{
+		"an exec mode": func(q pg.Querier) error {
+			rows, err := q.Query(ctx, `INSERT INTO t VALUES ($1) RETURNING n`, pgx.QueryExecModeExec, 1)
+			if err != nil {
+				return err
+			}
+			rows.Close()
+			return rows.Err()
+		},
+		"two statements in one Exec": func(q pg.Querier) error {
+			_, err := q.Exec(ctx, `INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)`)
 			return err
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		return undone
-	})
-	if !errors.Is(err, undone) {
-		t.Fatalf("a first statement with an exec mode: %v", err)
+		},
 	}
-	if n := count(); n != 0 {
-		t.Fatalf("%d rows after the rollback of a first statement with an exec mode", n)
-	}
-	if got := trips.take(); len(got) != 4 || got[0] != "begin" {
-		t.Fatalf("a first statement with an exec mode sent %q", got)
+	for name, first := range alone {
+		err = db.InTx(ctx, func(ctx context.Context) error {
+			if err := first(db.Conn(ctx)); err != nil {
+				return err
+			}
+			return undone
+		})
+		if !errors.Is(err, undone) {
+			t.Fatalf("a first statement with %s: %v", name, err)
+		}
+		if n := count(); n != 0 {
+			t.Fatalf("%d rows after the rollback of a first statement with %s", n, name)
+		}
+		if got := trips.take(); len(got) != 4 || got[0] != "begin" {
+			t.Fatalf("a first statement with %s sent %q", name, got)
+		}
 	}
 
 	// Committed, every form keeps its rows.
@@ -201,6 +214,19 @@ func TestUnitOfWorkEndsCleanWhenItsFirstStatementFails(t *testing.T) {
 		})
 		if !pg.IsCode(err, "23514") {
 			t.Fatalf("a refused first Exec: %v", err)
+		}
+		err = db.InTx(ctx, func(ctx context.Context) error {
+			// A failed first Query still answers rows, as pgx's does.
+			rows, err := db.Conn(ctx).Query(ctx, `SELECT n FROM missing`)
+			if err == nil || rows == nil || rows.Next() || rows.Err() == nil {
+				t.Fatalf("a failed first Query: %v, rows %v", err, rows)
+			}
+			return nil
+		})
+		// A statement Postgres cannot prepare fails before the pipeline
+		// is sent, so no transaction began: the commit is refused either way.
+		if !errors.Is(err, pgx.ErrTxCommitRollback) && !errors.Is(err, pgx.ErrTxClosed) {
+			t.Fatalf("committing after a failed first Query: %v", err)
 		}
 		err = db.InTx(ctx, func(ctx context.Context) error {
 			var n int
