@@ -179,7 +179,7 @@ func (db *DB) runTx(ctx context.Context, opts pgx.TxOptions, fn func(ctx context
 	// Roll back unconditionally (a no-op after a commit): an error or a
 	// panic in fn must never send the connection back to the pool
 	// mid-transaction, and a cancelled ctx must not stop the rollback.
-	defer t.rollback(context.WithoutCancel(ctx))
+	defer t.rollback(ctx)
 	// Each attempt reads the caller's memoized state (its grants) anew,
 	// inside its own transaction.
 	hooks := &unit{}

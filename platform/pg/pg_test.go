@@ -11,19 +11,30 @@ import (
 	"github.com/omlhub/oml/platform/pgtest"
 )
 
+// openDB opens a pool with opts on a fresh migrated database, closed when
+// t ends, and runs schema on it first ("" for none).
+func openDB(t *testing.T, opts pg.Options, schema string) *pg.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := pg.Open(ctx, pgtest.NewURL(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	if schema != "" {
+		if _, err := db.Pool.Exec(ctx, schema); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
 // A panic or an error inside a unit of work rolls it back and gives the
 // connection back to the pool: a pool of two survives many of each.
 func TestInTxRollsBackOnPanicAndError(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := pg.Open(ctx, pgtest.NewURL(t), pg.Options{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Pool.Exec(ctx, `CREATE TABLE t (n int)`); err != nil {
-		t.Fatal(err)
-	}
+	db := openDB(t, pg.Options{MaxConns: 2}, `CREATE TABLE t (n int)`)
 	insert := func(ctx context.Context) error {
 		_, err := db.Conn(ctx).Exec(ctx, `INSERT INTO t VALUES (1)`)
 		return err
@@ -60,11 +71,7 @@ func TestInTxRollsBackOnPanicAndError(t *testing.T) {
 func TestAfterCommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := pg.Open(ctx, pgtest.NewURL(t), pg.Options{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, pg.Options{MaxConns: 2}, "")
 	ran := 0
 	if err := db.InTx(ctx, func(ctx context.Context) error {
 		pg.AfterCommit(ctx, func() { ran++ })
@@ -93,14 +100,7 @@ func TestAfterCommit(t *testing.T) {
 func TestBeforeCommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := pg.Open(ctx, pgtest.NewURL(t), pg.Options{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Pool.Exec(ctx, `CREATE TABLE t (n int)`); err != nil {
-		t.Fatal(err)
-	}
+	db := openDB(t, pg.Options{MaxConns: 2}, `CREATE TABLE t (n int)`)
 	insert := func(n int) func(ctx context.Context) error {
 		return func(ctx context.Context) error {
 			_, err := db.Conn(ctx).Exec(ctx, `INSERT INTO t VALUES ($1)`, n)
@@ -108,7 +108,7 @@ func TestBeforeCommit(t *testing.T) {
 		}
 	}
 	var order []int
-	err = db.InTx(ctx, func(ctx context.Context) error {
+	err := db.InTx(ctx, func(ctx context.Context) error {
 		if err := pg.BeforeCommit(ctx, func(ctx context.Context) error {
 			order = append(order, 2)
 			return errors.Join(insert(2)(ctx), pg.BeforeCommit(ctx, func(ctx context.Context) error {

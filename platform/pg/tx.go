@@ -77,22 +77,29 @@ func (t *tx) send(ctx context.Context, queue func(b *pgx.Batch)) (pgx.BatchResul
 	return br, nil
 }
 
-func (t *tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+// start readies a statement: nil results once the transaction has begun
+// (the statement goes on t.ptx), else the results of the pipeline that
+// begins it with the statement queue puts in.
+func (t *tx) start(ctx context.Context, exec bool, args []any, queue func(b *pgx.Batch)) (pgx.BatchResults, error) {
 	switch {
 	case t.done:
-		return pgconn.CommandTag{}, errTxDone
+		return nil, errTxDone
 	case t.ptx != nil:
-		return t.ptx.Exec(ctx, sql, args...)
+		return nil, nil
 	}
-	if alone, err := t.beginAlone(ctx, true, args); err != nil || alone {
-		if err != nil {
-			return pgconn.CommandTag{}, err
-		}
-		return t.ptx.Exec(ctx, sql, args...)
+	if alone, err := t.beginAlone(ctx, exec, args); err != nil || alone {
+		return nil, err
 	}
-	br, err := t.send(ctx, func(b *pgx.Batch) { b.Queue(sql, args...) })
+	return t.send(ctx, queue)
+}
+
+func (t *tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	br, err := t.start(ctx, true, args, func(b *pgx.Batch) { b.Queue(sql, args...) })
 	if err != nil {
 		return pgconn.CommandTag{}, err
+	}
+	if br == nil {
+		return t.ptx.Exec(ctx, sql, args...)
 	}
 	defer br.Close()
 	tag, err := br.Exec()
@@ -103,21 +110,12 @@ func (t *tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandT
 }
 
 func (t *tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	switch {
-	case t.done:
-		return errRows{errTxDone}, errTxDone
-	case t.ptx != nil:
-		return t.ptx.Query(ctx, sql, args...)
-	}
-	if alone, err := t.beginAlone(ctx, false, args); err != nil || alone {
-		if err != nil {
-			return errRows{err}, err
-		}
-		return t.ptx.Query(ctx, sql, args...)
-	}
-	br, err := t.send(ctx, func(b *pgx.Batch) { b.Queue(sql, args...) })
+	br, err := t.start(ctx, false, args, func(b *pgx.Batch) { b.Queue(sql, args...) })
 	if err != nil {
 		return errRows{err}, err
+	}
+	if br == nil {
+		return t.ptx.Query(ctx, sql, args...)
 	}
 	rows, err := br.Query()
 	if err != nil {
@@ -128,28 +126,25 @@ func (t *tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, erro
 }
 
 func (t *tx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if t.ptx != nil && !t.done {
-		return t.ptx.QueryRow(ctx, sql, args...)
-	}
-	rows, err := t.Query(ctx, sql, args...)
+	br, err := t.start(ctx, false, args, func(b *pgx.Batch) { b.Queue(sql, args...) })
 	if err != nil {
 		return errRow{err}
 	}
-	return &oneRow{rows}
+	if br == nil {
+		return t.ptx.QueryRow(ctx, sql, args...)
+	}
+	return batchRow{br.QueryRow(), br}
 }
 
 func (t *tx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	switch {
-	case t.done:
-		return pgx.FailedBatchResults(b, errTxDone)
-	case t.ptx != nil:
-		return CloseOnce(t.ptx.SendBatch(ctx, b))
-	}
-	br, err := t.send(ctx, func(withBegin *pgx.Batch) {
+	br, err := t.start(ctx, false, nil, func(withBegin *pgx.Batch) {
 		withBegin.QueuedQueries = append(withBegin.QueuedQueries, b.QueuedQueries...)
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		return pgx.FailedBatchResults(b, err)
+	case br == nil:
+		return CloseOnce(t.ptx.SendBatch(ctx, b))
 	}
 	return br
 }
@@ -221,23 +216,19 @@ func (r *batchRows) Err() error {
 	return r.err
 }
 
-// oneRow is QueryRow on batchRows, with pgx's QueryRow semantics: no row
-// is pgx.ErrNoRows, and the rows are closed after Scan.
-type oneRow struct{ rows pgx.Rows }
+// batchRow is pgx's QueryRow of a pipeline (no row is pgx.ErrNoRows);
+// Scan reads the rest of the pipeline, so the connection is free again.
+type batchRow struct {
+	row pgx.Row
+	br  pgx.BatchResults
+}
 
-func (r *oneRow) Scan(dest ...any) error {
-	defer r.rows.Close()
-	if !r.rows.Next() {
-		if err := r.rows.Err(); err != nil {
-			return err
-		}
-		return pgx.ErrNoRows
+func (r batchRow) Scan(dest ...any) error {
+	err := r.row.Scan(dest...)
+	if cerr := r.br.Close(); err == nil {
+		err = cerr
 	}
-	if err := r.rows.Scan(dest...); err != nil {
-		return err
-	}
-	r.rows.Close()
-	return r.rows.Err()
+	return err
 }
 
 type errRow struct{ err error }

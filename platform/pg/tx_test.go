@@ -59,14 +59,7 @@ func TestUnitOfWorkBeginsWithItsFirstStatement(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	trips := &roundTrips{}
-	db, err := pg.Open(ctx, pgtest.NewURL(t), pg.Options{MaxConns: 1, Tracer: trips})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Pool.Exec(ctx, `CREATE TABLE t (n int)`); err != nil {
-		t.Fatal(err)
-	}
+	db := openDB(t, pg.Options{MaxConns: 1, Tracer: trips}, `CREATE TABLE t (n int)`)
 	count := func() int {
 		var n int
 		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil {
@@ -163,7 +156,7 @@ func TestUnitOfWorkBeginsWithItsFirstStatement(t *testing.T) {
 		},
 	}
 	for name, first := range alone {
-		err = db.InTx(ctx, func(ctx context.Context) error {
+		err := db.InTx(ctx, func(ctx context.Context) error {
 			if err := first(db.Conn(ctx)); err != nil {
 				return err
 			}
@@ -199,14 +192,7 @@ func TestUnitOfWorkBeginsWithItsFirstStatement(t *testing.T) {
 func TestUnitOfWorkEndsCleanWhenItsFirstStatementFails(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := pg.Open(ctx, pgtest.NewURL(t), pg.Options{MaxConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Pool.Exec(ctx, `CREATE TABLE t (n int CHECK (n > 0))`); err != nil {
-		t.Fatal(err)
-	}
+	db := openDB(t, pg.Options{MaxConns: 1}, `CREATE TABLE t (n int CHECK (n > 0))`)
 	for range 3 {
 		err := db.InTx(ctx, func(ctx context.Context) error {
 			_, err := db.Conn(ctx).Exec(ctx, `INSERT INTO t VALUES (0)`)
@@ -278,7 +264,7 @@ func TestUnitOfWorkEndsCleanWhenItsFirstStatementFails(t *testing.T) {
 	// and the connection is still good.
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	err = db.InTx(cancelled, func(ctx context.Context) error {
+	err := db.InTx(cancelled, func(ctx context.Context) error {
 		_, err := db.Conn(ctx).Exec(ctx, `INSERT INTO t VALUES (1)`)
 		return err
 	})
@@ -287,6 +273,42 @@ func TestUnitOfWorkEndsCleanWhenItsFirstStatementFails(t *testing.T) {
 	}
 	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("after the cancelled unit of work: %d rows (%v)", n, err)
+	}
+	// A context cancelled once the connection is held, before the first
+	// statement's pipeline goes out (each form): refused, nothing written,
+	// and the pool's one connection serves the next unit of work.
+	for _, form := range []string{"Exec", "Query", "QueryRow", "SendBatch"} {
+		held, cancel := context.WithCancel(ctx)
+		err := db.InTx(held, func(ctx context.Context) error {
+			cancel()
+			q := db.Conn(ctx)
+			switch form {
+			case "Exec":
+				_, err := q.Exec(ctx, `INSERT INTO t VALUES ($1)`, 1)
+				return err
+			case "Query":
+				rows, err := q.Query(ctx, `INSERT INTO t VALUES ($1) RETURNING n`, 1)
+				if err == nil {
+					rows.Close()
+					err = rows.Err()
+				}
+				return err
+			case "QueryRow":
+				var v int
+				return q.QueryRow(ctx, `INSERT INTO t VALUES ($1) RETURNING n`, 1).Scan(&v)
+			}
+			b := &pgx.Batch{}
+			b.Queue(`INSERT INTO t VALUES ($1)`, 1)
+			return q.SendBatch(ctx, b).Close()
+		})
+		if err == nil {
+			t.Fatalf("%s: a unit of work ran on a context cancelled inside it", form)
+		}
+		if err := db.InTx(ctx, func(ctx context.Context) error {
+			return db.Conn(ctx).QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n)
+		}); err != nil || n != 0 {
+			t.Fatalf("%s: after a context cancelled inside the unit of work: %d rows (%v)", form, n, err)
+		}
 	}
 }
 
@@ -322,13 +344,9 @@ func TestCommitGivesTheConnectionBackBeforeAfterCommit(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	db, err := pg.Open(ctx, pgtest.NewURL(t), pg.Options{MaxConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, pg.Options{MaxConns: 1}, "")
 	var after error
-	err = db.InTx(ctx, func(ctx context.Context) error {
+	err := db.InTx(ctx, func(ctx context.Context) error {
 		if _, err := db.Conn(ctx).Exec(ctx, `SELECT 1`); err != nil {
 			return err
 		}
