@@ -269,7 +269,7 @@ func (j *Journal) writePending(ctx context.Context, tenant string, recs []record
 		p.Subjects = append(p.Subjects, string(rec.Subject))
 		p.Payloads = append(p.Payloads, string(rec.Payload))
 	}
-	if err := j.q.JournalPendingInsert(ctx, j.db.Conn(ctx), p); err != nil {
+	if err := j.q.JournalPendingInsert(ctx, j.db.Later(ctx, "journal: write pending events"), p); err != nil {
 		return fmt.Errorf("journal: write pending events: %w", err)
 	}
 	return nil

@@ -118,7 +118,9 @@ func (j *Journal) insert(ctx context.Context, tenant string, b batch) error {
 		return nil
 	}
 	b.p.TenantID, b.p.HeadSeq, b.p.HeadHash = tenant, b.head.Seq, b.head.Hash
-	if err := j.q.JournalEventsInsert(ctx, j.db.Conn(ctx), b.p); err != nil {
+	// The insert goes with the next statement or the COMMIT (DB.Later):
+	// it is the last of a flush, and of a sequencer pass.
+	if err := j.q.JournalEventsInsert(ctx, j.db.Later(ctx, "journal: insert events"), b.p); err != nil {
 		return fmt.Errorf("journal: insert events: %w", err)
 	}
 	return nil

@@ -94,6 +94,39 @@ func (db *DB) Conn(ctx context.Context) Querier {
 	return db.Pooled()
 }
 
+// Later returns a Querier whose Exec, in the unit of work carried by ctx,
+// does not send its statement at once: it goes in the pipeline of the
+// unit of work's next statement, before it, or in the COMMIT's, which
+// saves its round trip and keeps the order of statements. An error of
+// its own is the unit of work's, labelled so, when that pipeline runs,
+// as the next statement's or InTx's (nothing commits), so use it only
+// for a statement whose caller would do nothing with its error but
+// return it, and that reads nothing back. Query, QueryRow and SendBatch
+// run at once, after what is queued. Without a unit of work it is Conn.
+func (db *DB) Later(ctx context.Context, label string) Querier {
+	if t, ok := ctx.Value(txKey{}).(*tx); ok {
+		return later{t, label}
+	}
+	return db.Pooled()
+}
+
+// later is a unit of work whose Exec queues (DB.Later).
+type later struct {
+	*tx
+	label string
+}
+
+func (l later) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if l.done {
+		return pgconn.CommandTag{}, errTxDone
+	}
+	if !pipelinable(true, args) {
+		return pgconn.CommandTag{}, fmt.Errorf("pg: %s: a statement with no arguments or pgx options cannot wait for a pipeline", l.label)
+	}
+	l.tx.later = append(l.tx.later, queued{sql: sql, args: args, label: l.label})
+	return pgconn.CommandTag{}, nil
+}
+
 // Pooled returns the pool as a Querier whose batches close once
 // (CloseOnce).
 func (db *DB) Pooled() Querier { return pooled{db.Pool} }

@@ -23,74 +23,119 @@ import (
 // the pipeline and the transaction is aborted, which rollback ends. A
 // connection given back in a transaction (a failed ROLLBACK, a cancelled
 // context) is closed by the pool, never reused.
+//
+// A statement queued with [DB.Later] waits for the next one and goes in
+// its pipeline, or in the COMMIT's: the same order, one round trip fewer.
 type tx struct {
-	conn *pgxpool.Conn
-	opts pgx.TxOptions
-	ptx  pgx.Tx // once the first statement has been sent
-	done bool   // committed or rolled back
+	conn  *pgxpool.Conn
+	opts  pgx.TxOptions
+	ptx   pgx.Tx   // once the first statement has been sent
+	later []queued // sent before the next statement, in order
+	done  bool     // committed or rolled back
+}
+
+// queued is a statement of [DB.Later]'s, with what its error is labelled.
+type queued struct {
+	sql   string
+	args  []any
+	label string
 }
 
 // errTxDone is a statement on a unit of work that has ended.
 var errTxDone = errors.New("pg: statement on a unit of work that has ended")
 
-// beginAlone begins the transaction in a round trip of its own, for a
-// first statement a pipeline would change: one with pgx's query options
-// (an exec mode, result formats), which a batch drops, and an Exec with
-// no arguments, which pgx sends over the simple protocol (where a string
-// may hold several statements).
-func (t *tx) beginAlone(ctx context.Context, exec bool, args []any) (bool, error) {
-	alone := exec && len(args) == 0
+// pipelinable reports whether a statement goes in a pipeline as it would
+// alone. Not one with pgx's query options (an exec mode, result formats),
+// which a batch drops, nor an Exec with no arguments, which pgx sends over
+// the simple protocol (where a string may hold several statements).
+func pipelinable(exec bool, args []any) bool {
+	if exec && len(args) == 0 {
+		return false
+	}
 	for _, a := range args {
 		switch a.(type) {
 		case pgx.QueryExecMode, pgx.QueryResultFormats, pgx.QueryResultFormatsByOID:
-			alone = true
+			return false
 		}
 	}
-	if !alone {
-		return false, nil
-	}
-	ptx, err := t.conn.BeginTx(ctx, t.opts)
-	if err != nil {
-		return false, fmt.Errorf("begin: %w", err)
-	}
-	t.ptx = ptx
-	return true, nil
+	return true
 }
 
-// send sends the first statement of the transaction with its BEGIN, and
-// reads the BEGIN's result; the caller reads the statement's. An argument
-// pgx cannot encode fails here, after the BEGIN was queued: pgx then
-// closes the connection, and the unit of work fails with the encoding
-// error (a reconnect, where a transaction begun alone would go on).
+// send sends, in one pipeline, what must go before the next statement
+// (the BEGIN of a transaction not yet begun, statements Later queued) and
+// the statements queue puts in, and reads the results of the former; the
+// caller reads the rest. The first of those to fail fails the pipeline
+// (Postgres skips what follows it), with Later's label for a queued one.
+// An argument pgx cannot encode fails here, after the BEGIN was queued:
+// pgx then closes the connection, and the unit of work fails with the
+// encoding error (a reconnect, where a transaction begun alone would go
+// on).
 func (t *tx) send(ctx context.Context, queue func(b *pgx.Batch)) (pgx.BatchResults, error) {
 	b := &pgx.Batch{}
-	b.BeginTx(t.opts)
+	begin := t.ptx == nil
+	if begin {
+		b.BeginTx(t.opts)
+	}
+	later := t.later
+	t.later = nil
+	for _, q := range later {
+		b.Queue(q.sql, q.args...)
+	}
 	queue(b)
-	br := CloseOnce(t.conn.SendBatch(ctx, b))
-	// Tx is available at once, so that rollback can end it whatever
-	// happens next; it is used only after br is closed.
-	t.ptx = br.Tx()
-	if _, err := br.Exec(); err != nil {
-		_ = br.Close()
-		return nil, err
+	var br pgx.BatchResults
+	if begin {
+		br = CloseOnce(t.conn.SendBatch(ctx, b))
+		// Tx is available at once, so that rollback can end it whatever
+		// happens next; it is used only after br is closed.
+		t.ptx = br.Tx()
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return nil, err
+		}
+	} else {
+		br = CloseOnce(t.ptx.SendBatch(ctx, b))
+	}
+	for _, q := range later {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return nil, fmt.Errorf("%s: %w", q.label, err)
+		}
 	}
 	return br, nil
 }
 
-// start readies a statement: nil results once the transaction has begun
-// (the statement goes on t.ptx), else the results of the pipeline that
-// begins it with the statement queue puts in.
+// start readies a statement: nil results when it goes on t.ptx, else
+// the results of the pipeline that sends it after what must go first
+// (the BEGIN, statements Later queued), which start has read.
+//
+// A statement a pipeline would change (see pipelinable) goes on t.ptx
+// after a round trip of their own for those: it begins the transaction
+// alone when nothing is queued.
 func (t *tx) start(ctx context.Context, exec bool, args []any, queue func(b *pgx.Batch)) (pgx.BatchResults, error) {
-	switch {
-	case t.done:
+	if t.done {
 		return nil, errTxDone
-	case t.ptx != nil:
-		return nil, nil
 	}
-	if alone, err := t.beginAlone(ctx, exec, args); err != nil || alone {
-		return nil, err
+	if pipelinable(exec, args) {
+		if t.ptx != nil && len(t.later) == 0 {
+			return nil, nil
+		}
+		return t.send(ctx, queue)
 	}
-	return t.send(ctx, queue)
+	switch {
+	case len(t.later) > 0:
+		br, err := t.send(ctx, func(*pgx.Batch) {})
+		if err != nil {
+			return nil, err
+		}
+		return nil, br.Close()
+	case t.ptx == nil:
+		ptx, err := t.conn.BeginTx(ctx, t.opts)
+		if err != nil {
+			return nil, fmt.Errorf("begin: %w", err)
+		}
+		t.ptx = ptx
+	}
+	return nil, nil
 }
 
 func (t *tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
@@ -152,17 +197,39 @@ func (t *tx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 // commit ends the transaction and gives the connection back at once, so
 // that what runs after the commit (AfterCommit's hooks: the journal's
 // sequencer pass, say) never waits for a second connection while this
-// one is held. A transaction that never began has nothing to commit; an
-// aborted one answers pgx.ErrTxCommitRollback.
+// one is held. Statements Later queued go in one pipeline with the
+// COMMIT. A transaction that never began, with nothing queued, has
+// nothing to commit; an aborted one answers pgx.ErrTxCommitRollback.
 func (t *tx) commit(ctx context.Context) error {
 	if t.done {
 		return errTxDone
 	}
 	var err error
-	if t.ptx != nil {
+	switch {
+	case len(t.later) > 0:
+		err = t.commitPipelined(ctx)
+	case t.ptx != nil:
 		err = t.ptx.Commit(ctx)
 	}
 	t.end(ctx)
+	return err
+}
+
+// commitPipelined sends the statements Later queued and the COMMIT in one
+// pipeline (after a BEGIN, if nothing began the transaction). pgx's Tx
+// does not see this COMMIT; end asks the connection instead.
+func (t *tx) commitPipelined(ctx context.Context) error {
+	br, err := t.send(ctx, func(b *pgx.Batch) { b.Queue("commit") })
+	if err != nil {
+		return err
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && tag.String() == "ROLLBACK" {
+		err = pgx.ErrTxCommitRollback
+	}
 	return err
 }
 
@@ -174,13 +241,15 @@ func (t *tx) rollback(ctx context.Context) {
 	}
 }
 
-// end rolls back what is still open and releases the connection. pgx
-// closes a connection whose ROLLBACK fails, and the pool closes one given
-// back in a transaction.
+// end rolls back what is still open and releases the connection: a
+// ROLLBACK only when the connection is in a transaction (pgx's Tx may
+// not know of a pipelined COMMIT). pgx closes a connection whose
+// ROLLBACK fails, and the pool closes one given back in a transaction.
 func (t *tx) end(ctx context.Context) {
-	if t.ptx != nil {
-		_ = t.ptx.Rollback(context.WithoutCancel(ctx)) // a no-op after a commit
+	if t.ptx != nil && t.conn.Conn().PgConn().TxStatus() != 'I' {
+		_ = t.ptx.Rollback(context.WithoutCancel(ctx)) // ErrTxClosed after pgx's own commit
 	}
+	t.later = nil
 	t.done = true
 	t.conn.Release()
 }

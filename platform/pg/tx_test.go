@@ -366,3 +366,188 @@ func TestCommitGivesTheConnectionBackBeforeAfterCommit(t *testing.T) {
 		t.Fatalf("InTx = %v, the unit of work after its commit = %v", err, after)
 	}
 }
+
+// A statement given to Later waits for the next one and goes in its
+// pipeline, before it (so the next statement sees its effect), or in the
+// COMMIT's; outside a unit of work it runs at once.
+func TestLaterGoesWithTheNextStatementOrTheCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	trips := &roundTrips{}
+	db := openDB(t, pg.Options{MaxConns: 1, Tracer: trips}, `CREATE TABLE t (n int)`)
+	count := func() int {
+		var n int
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	insert := `INSERT INTO t VALUES ($1)`
+	trips.take()
+
+	// Queued first, with a read after it: one round trip for the BEGIN,
+	// the insert and the read, which sees the row; then the COMMIT.
+	err := db.InTx(ctx, func(ctx context.Context) error {
+		if _, err := db.Later(ctx, "first").Exec(ctx, insert, 1); err != nil {
+			return err
+		}
+		if got := trips.take(); len(got) != 0 {
+			t.Fatalf("Later sent %q at once", got)
+		}
+		var n int
+		if err := db.Conn(ctx).QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("the next statement sees %d rows (%v)", n, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := trips.take(); len(got) != 2 || got[0] != "batch[begin; "+insert+"; SELECT count(*) FROM t]" || got[1] != "commit" {
+		t.Fatalf("sent %q", got)
+	}
+
+	// Queued last: in one round trip with the COMMIT, two of them in the
+	// order given; a unit of work of only queued statements is one round
+	// trip in all.
+	err = db.InTx(ctx, func(ctx context.Context) error {
+		if _, err := db.Conn(ctx).Exec(ctx, insert, 2); err != nil {
+			return err
+		}
+		for n := 3; n <= 4; n++ {
+			if _, err := db.Later(ctx, "last").Exec(ctx, insert, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := trips.take(); len(got) != 2 || got[1] != "batch["+insert+"; "+insert+"; commit]" {
+		t.Fatalf("sent %q", got)
+	}
+	if err := db.InTx(ctx, func(ctx context.Context) error {
+		_, err := db.Later(ctx, "only").Exec(ctx, insert, 5)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := trips.take(); len(got) != 1 || got[0] != "batch[begin; "+insert+"; commit]" {
+		t.Fatalf("sent %q", got)
+	}
+
+	// A statement a pipeline would change (here an Exec with no
+	// arguments) goes alone, after what is queued.
+	if err := db.InTx(ctx, func(ctx context.Context) error {
+		if _, err := db.Later(ctx, "before").Exec(ctx, insert, 6); err != nil {
+			return err
+		}
+		_, err := db.Conn(ctx).Exec(ctx, `INSERT INTO t SELECT n + 100 FROM t WHERE n = 6`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := trips.take(); len(got) != 3 || got[0] != "batch[begin; "+insert+"]" || got[2] != "commit" {
+		t.Fatalf("sent %q", got)
+	}
+	if n := count(); n != 7 {
+		t.Fatalf("%d rows, want 7", n)
+	}
+	trips.take()
+
+	// Outside a unit of work, at once.
+	if _, err := db.Later(ctx, "alone").Exec(ctx, insert, 8); err != nil {
+		t.Fatal(err)
+	}
+	if got := trips.take(); len(got) != 1 || got[0] != insert {
+		t.Fatalf("sent %q", got)
+	}
+	// A statement with no arguments cannot wait (pgx sends it over the
+	// simple protocol): refused, nothing queued.
+	err = db.InTx(ctx, func(ctx context.Context) error {
+		_, err := db.Later(ctx, "no args").Exec(ctx, `INSERT INTO t VALUES (9)`)
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "no args") {
+		t.Fatalf("a queued Exec with no arguments: %v", err)
+	}
+	if n := count(); n != 8 {
+		t.Fatalf("%d rows, want 8", n)
+	}
+}
+
+// A queued statement's failure fails the statement it went with, or the
+// commit, labelled as Later was told: nothing of the unit of work stays,
+// and the pool's one connection is clean for the next.
+func TestLaterFailureFailsTheUnitOfWork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDB(t, pg.Options{MaxConns: 1}, `CREATE TABLE t (n int CHECK (n > 0))`)
+	insert := `INSERT INTO t VALUES ($1)`
+	for name, next := range map[string]func(ctx context.Context) error{
+		"the next statement": func(ctx context.Context) error {
+			var n int
+			return db.Conn(ctx).QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n)
+		},
+		"the next batch": func(ctx context.Context) error {
+			b := &pgx.Batch{}
+			b.Queue(insert, 2)
+			return db.Conn(ctx).SendBatch(ctx, b).Close()
+		},
+		"a statement that goes alone": func(ctx context.Context) error {
+			_, err := db.Conn(ctx).Exec(ctx, `INSERT INTO t VALUES (3)`)
+			return err
+		},
+		"the commit": func(context.Context) error { return nil },
+	} {
+		var nextErr error
+		err := db.InTx(ctx, func(ctx context.Context) error {
+			if _, err := db.Conn(ctx).Exec(ctx, insert, 1); err != nil {
+				return err
+			}
+			if _, err := db.Later(ctx, "queued insert").Exec(ctx, insert, 0); err != nil {
+				t.Fatalf("%s: queueing failed at once: %v", name, err)
+			}
+			nextErr = next(ctx)
+			return nextErr
+		})
+		if err == nil || !strings.Contains(err.Error(), "queued insert") || !pg.IsCode(err, "23514") {
+			t.Fatalf("%s: InTx = %v, want the queued statement's check violation", name, err)
+		}
+		if name != "the commit" && !pg.IsCode(nextErr, "23514") {
+			t.Fatalf("%s answered %v", name, nextErr)
+		}
+		var n int
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%s: %d rows stayed (%v)", name, n, err)
+		}
+	}
+	// A cancelled context at the commit: nothing commits, the connection
+	// does not come back in a transaction.
+	cctx, cancel := context.WithCancel(ctx)
+	err := db.InTx(cctx, func(ctx context.Context) error {
+		if _, err := db.Conn(ctx).Exec(ctx, insert, 1); err != nil {
+			return err
+		}
+		_, err := db.Later(ctx, "queued").Exec(ctx, insert, 2)
+		cancel()
+		return err
+	})
+	if err == nil {
+		t.Fatal("a unit of work committed on a cancelled context")
+	}
+	var n int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d rows after a cancelled commit (%v)", n, err)
+	}
+	if err := db.InTx(ctx, func(ctx context.Context) error {
+		_, err := db.Later(ctx, "after").Exec(ctx, insert, 4)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := db.Pool.Stat().AcquiredConns(); n != 0 {
+		t.Fatalf("%d connections still acquired", n)
+	}
+}

@@ -227,6 +227,11 @@ type Repository interface {
 	// Authors maps each existing artifact among ids to its author
 	// principal.
 	Authors(ctx context.Context, tenant string, ids []string) (map[string]string, error)
+	// ClaimUpdate, ClaimKeyLock, ServeDecide and the serve's own row in
+	// ServeInsert are writes whose error, in a unit of work, may come from
+	// the unit of work's next statement or its commit instead (the
+	// adapter sends them in that statement's round trip): a caller only
+	// returns it.
 	ClaimUpdate(ctx context.Context, c domain.Claim) error
 	// ClaimKeyLock serialises, until the unit of work ends, the promotions
 	// of one claim's versions.

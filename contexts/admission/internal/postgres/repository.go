@@ -27,6 +27,10 @@ var _ app.Repository = (*Repository)(nil)
 // New returns a repository on db.
 func New(db *pg.DB) *Repository { return &Repository{db: db, q: dbsqlc.New()} }
 
+// conn is the unit of work carried by ctx, or the pool. Writes that only
+// report an error (ClaimUpdate, ClaimKeyLock, ServeDecide, the serve's
+// row) go on r.db.Later instead, in the round trip of the statement
+// after them.
 func (r *Repository) conn(ctx context.Context) dbsqlc.DBTX { return r.db.Conn(ctx) }
 
 func translate(err error) error {
@@ -176,7 +180,7 @@ func nonNil(s []string) []string {
 
 // ClaimKeyLock takes the transaction-scoped lock on one claim's versions.
 func (r *Repository) ClaimKeyLock(ctx context.Context, tenant, workarea, simulation, claimKey string) error {
-	return translate(r.q.ArtifactClaimKeyLock(ctx, r.conn(ctx), dbsqlc.ArtifactClaimKeyLockParams{
+	return translate(r.q.ArtifactClaimKeyLock(ctx, r.db.Later(ctx, "admission: lock claim versions"), dbsqlc.ArtifactClaimKeyLockParams{
 		TenantID: tenant, WorkareaID: workarea, Simulation: simulation, ClaimKey: claimKey,
 	}))
 }
@@ -327,7 +331,7 @@ func (r *Repository) ClaimUpdate(ctx context.Context, c domain.Claim) error {
 	if err != nil {
 		return err
 	}
-	return translate(r.q.ArtifactUpdate(ctx, r.conn(ctx), dbsqlc.ArtifactUpdateParams{
+	return translate(r.q.ArtifactUpdate(ctx, r.db.Later(ctx, "admission: update claim"), dbsqlc.ArtifactUpdateParams{
 		TenantID: c.TenantID, ID: c.ID, State: string(c.State), Approvals: int32(c.Approvals),
 		SelfSigned: c.SelfSigned, SettledAt: c.SettledAt, PromotedAt: c.PromotedAt, Text: text,
 		LeasedUntil: c.LeasedUntil, Attachments: aj, Findings: fj,
@@ -434,7 +438,7 @@ func (r *Repository) ServeInsert(ctx context.Context, tenant string, s domain.Se
 			return app.ErrConflict // another reviewer leased it first
 		}
 	}
-	return translate(r.q.ServeInsert(ctx, r.conn(ctx), dbsqlc.ServeInsertParams{
+	return translate(r.q.ServeInsert(ctx, r.db.Later(ctx, "admission: insert serve"), dbsqlc.ServeInsertParams{
 		TenantID: tenant, ID: s.ID, ArtifactID: nullable(s.ArtifactID), EdgeID: nullable(s.EdgeID), ReviewerKeyID: s.Reviewer.KeyID,
 		ReviewerPrincipal: s.Reviewer.Principal, SelfSigned: s.SelfSigned, ServedAt: s.ServedAt,
 		ExpiresAt: s.ExpiresAt, Closure: closure,
@@ -465,7 +469,7 @@ func (r *Repository) ServeDecide(ctx context.Context, tenant string, s domain.Se
 	if err != nil {
 		return err
 	}
-	return translate(r.q.ServeDecide(ctx, r.conn(ctx), dbsqlc.ServeDecideParams{
+	return translate(r.q.ServeDecide(ctx, r.db.Later(ctx, "admission: record verdict"), dbsqlc.ServeDecideParams{
 		TenantID: tenant, ID: s.ID, ConsumedAt: s.ConsumedAt, Verdict: &verdict, Reason: nullable(reason),
 		Closure: closure, SelfSigned: s.SelfSigned,
 	}))

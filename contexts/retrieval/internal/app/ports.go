@@ -117,6 +117,9 @@ const (
 // Repository is the serving tier's storage. Calls run in the unit of work
 // carried by ctx when there is one.
 type Repository interface {
+	// Stage and Index write in the caller's unit of work; an error of
+	// theirs may come from its next statement or its commit instead (the
+	// adapter sends them in that statement's round trip).
 	Stage(ctx context.Context, tenant, artifact string, vec []float32, model string) error
 	// Index inserts a promoted claim, taking its staged embedding when
 	// there is one, and updates the corpus statistics and counts.

@@ -64,10 +64,11 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-// Stage keeps a held claim's embedding.
+// Stage keeps a held claim's embedding. In a unit of work the row goes
+// with its next statement (pg.DB.Later): an error then fails that one.
 func (r *Repository) Stage(ctx context.Context, tenant, artifact string, vec []float32, model string) error {
 	v := pgvector.NewHalfVector(vec)
-	return r.q.StagedUpsert(ctx, r.conn(ctx), dbsqlc.StagedUpsertParams{TenantID: tenant, ArtifactID: artifact, Embedding: v, EmbeddingModel: &model})
+	return r.q.StagedUpsert(ctx, r.db.Later(ctx, "retrieval: stage embedding"), dbsqlc.StagedUpsertParams{TenantID: tenant, ArtifactID: artifact, Embedding: v, EmbeddingModel: &model})
 }
 
 type attachmentRecord struct {
@@ -81,12 +82,12 @@ type attachmentRecord struct {
 // workarea's count: two statements, the staged row taken with the entry's
 // insert, then its statistics counted. It runs only in a unit of work:
 // alone, the staged row's deletion and the statistics would commit
-// apart.
+// apart. Both go with the unit of work's next statement (pg.DB.Later),
+// so an error of theirs fails that one, or the commit.
 func (r *Repository) Index(ctx context.Context, e app.Entry) error {
 	if err := pg.InTxRequired(ctx); err != nil {
 		return err
 	}
-	conn := r.conn(ctx)
 	// Without an embedding given, the staged one (if any) is taken.
 	var emb *pgvector.HalfVector
 	var model *string
@@ -106,7 +107,7 @@ func (r *Repository) Index(ctx context.Context, e app.Entry) error {
 	if e.SimulationID != "" {
 		sim = &e.SimulationID
 	}
-	if err := r.q.EntryInsert(ctx, conn, dbsqlc.EntryInsertParams{
+	if err := r.q.EntryInsert(ctx, r.db.Later(ctx, "retrieval: insert entry"), dbsqlc.EntryInsertParams{
 		TenantID: e.TenantID, ArtifactID: e.ArtifactID, WorkareaID: e.WorkareaID, WorkareaIDPath: e.WorkareaIDPath,
 		Kind: e.Kind, ClaimKey: e.ClaimKey, Version: int32(e.Version), Text: e.Text, Embedding: emb, EmbeddingModel: model,
 		PromotedAt: e.PromotedAt, SimulationID: sim, Attachments: aj,
@@ -118,7 +119,7 @@ func (r *Repository) Index(ctx context.Context, e app.Entry) error {
 	// part) is in, and in one statement with the lexeme rows and the
 	// workarea's count that come after it: one round trip under the lock
 	// where there were four (docs/BENCHMARKS.md, "Serve + verdict").
-	if err := r.q.EntryCounted(ctx, conn, dbsqlc.EntryCountedParams{TenantID: e.TenantID, ArtifactID: e.ArtifactID, WorkareaID: e.WorkareaID, IDPath: e.WorkareaIDPath}); err != nil {
+	if err := r.q.EntryCounted(ctx, r.db.Later(ctx, "retrieval: corpus statistics"), dbsqlc.EntryCountedParams{TenantID: e.TenantID, ArtifactID: e.ArtifactID, WorkareaID: e.WorkareaID, IDPath: e.WorkareaIDPath}); err != nil {
 		return fmt.Errorf("corpus statistics: %w", err)
 	}
 	return nil
