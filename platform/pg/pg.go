@@ -101,8 +101,15 @@ func (db *DB) Conn(ctx context.Context) Querier {
 // its own is the unit of work's, labelled so, when that pipeline runs,
 // as the next statement's or InTx's (nothing commits), so use it only
 // for a statement whose caller would do nothing with its error but
-// return it, and that reads nothing back. Query, QueryRow and SendBatch
-// run at once, after what is queued. Without a unit of work it is Conn.
+// return it, and that reads nothing back (not even a count of rows: its
+// tag is empty). A lock it takes is taken, and waited for, in that next
+// round trip. Its arguments are encoded when it is sent, so they must not
+// change until the unit of work ends. If a pipeline fails before
+// Postgres could run it (a context already done, an argument pgx cannot
+// encode), every later statement of the unit of work fails with that
+// error and nothing commits, whatever the caller did with it. Query,
+// QueryRow and SendBatch run at once, after what is queued. Without a
+// unit of work it is Conn.
 func (db *DB) Later(ctx context.Context, label string) Querier {
 	if t, ok := ctx.Value(txKey{}).(*tx); ok {
 		return later{t, label}
@@ -117,8 +124,11 @@ type later struct {
 }
 
 func (l later) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if l.done {
+	switch {
+	case l.done:
 		return pgconn.CommandTag{}, errTxDone
+	case l.lost != nil:
+		return pgconn.CommandTag{}, l.lost
 	}
 	if !pipelinable(true, args) {
 		return pgconn.CommandTag{}, fmt.Errorf("pg: %s: a statement with no arguments or pgx options cannot wait for a pipeline", l.label)

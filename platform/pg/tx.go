@@ -31,6 +31,7 @@ type tx struct {
 	opts  pgx.TxOptions
 	ptx   pgx.Tx   // once the first statement has been sent
 	later []queued // sent before the next statement, in order
+	lost  error    // why queued statements may not have run: every later use fails with it
 	done  bool     // committed or rolled back
 }
 
@@ -90,6 +91,9 @@ func (t *tx) send(ctx context.Context, queue func(b *pgx.Batch)) (pgx.BatchResul
 		t.ptx = br.Tx()
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
+			if len(later) > 0 {
+				t.lost = err
+			}
 			return nil, err
 		}
 	} else {
@@ -98,7 +102,19 @@ func (t *tx) send(ctx context.Context, queue func(b *pgx.Batch)) (pgx.BatchResul
 	for _, q := range later {
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
-			return nil, fmt.Errorf("%s: %w", q.label, err)
+			// The label is the queued statement's only when Postgres
+			// refused it; pgx fails a whole pipeline it could not send
+			// (a statement it could not prepare or encode, a context
+			// already done) at its first result.
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) {
+				err = fmt.Errorf("%s: %w", q.label, err)
+			}
+			// The transaction may still be open and well with queued
+			// writes lost: nothing more runs on it, the commit included,
+			// whatever the caller does with this error.
+			t.lost = err
+			return nil, err
 		}
 	}
 	return br, nil
@@ -112,8 +128,11 @@ func (t *tx) send(ctx context.Context, queue func(b *pgx.Batch)) (pgx.BatchResul
 // after a round trip of their own for those: it begins the transaction
 // alone when nothing is queued.
 func (t *tx) start(ctx context.Context, exec bool, args []any, queue func(b *pgx.Batch)) (pgx.BatchResults, error) {
-	if t.done {
+	switch {
+	case t.done:
 		return nil, errTxDone
+	case t.lost != nil:
+		return nil, t.lost
 	}
 	if pipelinable(exec, args) {
 		if t.ptx != nil && len(t.later) == 0 {
@@ -199,13 +218,18 @@ func (t *tx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 // sequencer pass, say) never waits for a second connection while this
 // one is held. Statements Later queued go in one pipeline with the
 // COMMIT. A transaction that never began, with nothing queued, has
-// nothing to commit; an aborted one answers pgx.ErrTxCommitRollback.
+// nothing to commit. An aborted one answers pgx.ErrTxCommitRollback, or
+// with statements queued the first one's error (25P02: the transaction
+// is aborted); one whose queued statements may have been lost (t.lost)
+// rolls back with that error.
 func (t *tx) commit(ctx context.Context) error {
 	if t.done {
 		return errTxDone
 	}
 	var err error
 	switch {
+	case t.lost != nil:
+		err = t.lost
 	case len(t.later) > 0:
 		err = t.commitPipelined(ctx)
 	case t.ptx != nil:

@@ -551,3 +551,47 @@ func TestLaterFailureFailsTheUnitOfWork(t *testing.T) {
 		t.Fatalf("%d connections still acquired", n)
 	}
 }
+
+// A pipeline that fails before Postgres runs it (here its context is
+// done) may lose the statements queued in it while the transaction stays
+// open: the unit of work then fails, and commits nothing, even when the
+// caller ignores that error.
+func TestLaterLostMakesTheUnitOfWorkFail(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDB(t, pg.Options{MaxConns: 1}, `CREATE TABLE t (n int)`)
+	insert := `INSERT INTO t VALUES ($1)`
+	for _, begun := range []bool{false, true} {
+		err := db.InTx(ctx, func(ctx context.Context) error {
+			if begun {
+				if _, err := db.Conn(ctx).Exec(ctx, insert, 1); err != nil {
+					return err
+				}
+			}
+			if _, err := db.Later(ctx, "queued").Exec(ctx, insert, 2); err != nil {
+				return err
+			}
+			done, cancel := context.WithCancel(ctx)
+			cancel()
+			var n int
+			_ = db.Conn(ctx).QueryRow(done, `SELECT count(*) FROM t`).Scan(&n) // ignored on purpose
+			if _, err := db.Later(ctx, "after").Exec(ctx, insert, 3); err == nil {
+				t.Error("a statement queued after a lost one was taken")
+			}
+			return nil
+		})
+		if err == nil {
+			t.Fatalf("begun %v: the unit of work committed after losing a queued statement", begun)
+		}
+		var n int
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("begun %v: %d rows committed (%v)", begun, n, err)
+		}
+	}
+	if err := db.InTx(ctx, func(ctx context.Context) error {
+		_, err := db.Later(ctx, "next").Exec(ctx, insert, 4)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -228,13 +228,12 @@ type Repository interface {
 	// principal.
 	Authors(ctx context.Context, tenant string, ids []string) (map[string]string, error)
 	// ClaimUpdate, ClaimKeyLock, ServeDecide and the serve's own row in
-	// ServeInsert are writes whose error, in a unit of work, may come from
-	// the unit of work's next statement or its commit instead (the
-	// adapter sends them in that statement's round trip): a caller only
-	// returns it.
+	// ServeInsert may run, in a unit of work, in the round trip of its
+	// next statement or of its commit (the adapter queues them), so their
+	// error may come from that one: a caller only returns it.
 	ClaimUpdate(ctx context.Context, c domain.Claim) error
-	// ClaimKeyLock serialises, until the unit of work ends, the promotions
-	// of one claim's versions.
+	// ClaimKeyLock serialises, from the unit of work's next statement
+	// until it ends, the promotions of one claim's versions.
 	ClaimKeyLock(ctx context.Context, tenant, workarea, simulation, claimKey string) error
 	// PromotedVersions lists the promoted versions of one claim (ids and
 	// versions), oldest first.

@@ -27,10 +27,10 @@ var _ app.Repository = (*Repository)(nil)
 // New returns a repository on db.
 func New(db *pg.DB) *Repository { return &Repository{db: db, q: dbsqlc.New()} }
 
-// conn is the unit of work carried by ctx, or the pool. Writes that only
-// report an error (ClaimUpdate, ClaimKeyLock, ServeDecide, the serve's
-// row) go on r.db.Later instead, in the round trip of the statement
-// after them.
+// conn is the unit of work carried by ctx, or the pool. Statements whose
+// caller only returns their error (ClaimUpdate, ClaimKeyLock,
+// ServeDecide, the serve's row) go on r.db.Later instead, in the round
+// trip of the statement after them.
 func (r *Repository) conn(ctx context.Context) dbsqlc.DBTX { return r.db.Conn(ctx) }
 
 func translate(err error) error {
