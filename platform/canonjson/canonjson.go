@@ -7,14 +7,11 @@
 package canonjson
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -28,72 +25,18 @@ func Marshal(v any) ([]byte, error) {
 	return Canonicalize(raw)
 }
 
-// Canonicalize re-encodes one JSON document canonically.
+// Canonicalize re-encodes one JSON document canonically. It reads the
+// first value as encoding/json's Decoder does (what follows it is left
+// unread) in one pass (parser).
 func Canonicalize(raw []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("canonjson: decode: %w", err)
-	}
-	var b bytes.Buffer
-	if err := write(&b, v); err != nil {
+	p := parser{in: raw, out: make([]byte, 0, len(raw))}
+	if err := p.value(); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
-}
-
-func write(b *bytes.Buffer, v any) error {
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(x))
-	case json.Number:
-		f, err := strconv.ParseFloat(string(x), 64)
-		if err != nil {
-			return fmt.Errorf("canonjson: number %s: %w", x, err)
-		}
-		s, err := formatNumber(f)
-		if err != nil {
-			return err
-		}
-		b.WriteString(s)
-	case string:
-		writeString(b, x)
-	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := write(b, e); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.SortFunc(keys, compareUTF16)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, k)
-			b.WriteByte(':')
-			if err := write(b, x[k]); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
-	default:
-		return fmt.Errorf("canonjson: unexpected %T", v)
+	if p.bad > 0 {
+		return nil, p.badErr
 	}
-	return nil
+	return p.out, nil
 }
 
 // formatNumber renders f as ECMAScript's Number.prototype.toString does.
@@ -137,35 +80,75 @@ func formatNumber(f float64) (string, error) {
 	return sign + s, nil
 }
 
-func writeString(b *bytes.Buffer, s string) {
-	b.WriteByte('"')
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20:
-			fmt.Fprintf(b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+size])
+// AppendString appends s to dst as a canonical JSON string: quoted, with
+// only '"', '\\' and the control characters escaped (the short forms
+// where JSON has them).
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
 		}
-		i += size
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"':
+			dst = append(dst, `\"`...)
+		case '\\':
+			dst = append(dst, `\\`...)
+		case '\b':
+			dst = append(dst, `\b`...)
+		case '\f':
+			dst = append(dst, `\f`...)
+		case '\n':
+			dst = append(dst, `\n`...)
+		case '\r':
+			dst = append(dst, `\r`...)
+		case '\t':
+			dst = append(dst, `\t`...)
+		default:
+			const hex = "0123456789abcdef"
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
 	}
-	b.WriteByte('"')
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
 
+// compareUTF16 orders strings by their UTF-16 code units, as RFC 8785
+// sorts object members, without encoding them: the two orders differ from
+// UTF-8's byte order only where a rune past U+FFFF (a surrogate pair,
+// D800–DBFF first) meets one in E000–FFFF.
 func compareUTF16(a, b string) int {
-	return slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] < utf8.RuneSelf && b[0] < utf8.RuneSelf {
+			if a[0] != b[0] {
+				return int(a[0]) - int(b[0])
+			}
+			a, b = a[1:], b[1:]
+			continue
+		}
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		if ra != rb {
+			if ua, ub := firstUnit(ra), firstUnit(rb); ua != ub {
+				return int(ua) - int(ub)
+			}
+			return int(ra) - int(rb) // both past U+FFFF: the second units decide
+		}
+		a, b = a[na:], b[nb:]
+	}
+	return len(a) - len(b)
+}
+
+// firstUnit is r's first UTF-16 code unit. Two different runes with the
+// same first unit are both past U+FFFF, where the order of their second
+// units is theirs.
+func firstUnit(r rune) rune {
+	if r >= 0x10000 {
+		return 0xd800 + (r-0x10000)>>10
+	}
+	return r
 }

@@ -3,8 +3,13 @@ package journal
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/omlhub/oml/platform/canonjson"
 )
 
 // FuzzRecordHash: an event's subject and payload hash the same however
@@ -46,4 +51,73 @@ func FuzzRecordHash(f *testing.F) {
 			t.Fatalf("hash changed on re-rendering %q", raw)
 		}
 	})
+}
+
+// An event's canonical form, written field by field, is canonjson.Marshal's
+// byte for byte: over strings that need escaping or are not UTF-8, times
+// in any precision, seqs up to JSON's exact integers, and canonical
+// subjects and payloads of every shape. The chain's hashes rest on it.
+func TestRecordCanonicalIsMarshal(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 17))
+	alphabet := []string{"a", "Z", "_", "0", "\x00", "\x1f", "\b", "\t", "\n", "\"", "\\", "<", "&", "\x7f", "é", "\u2028",
+		"\ufffd", "\U0001f600", "\xff", "\xc3", "\xed\xa0\x80"}
+	word := func() string {
+		var sb strings.Builder
+		for range rng.IntN(6) {
+			sb.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		return sb.String()
+	}
+	var value func(depth int) any
+	value = func(depth int) any {
+		switch k := rng.IntN(7); {
+		case depth > 2 || k == 0:
+			return word()
+		case k == 1:
+			return rng.NormFloat64() * math.Pow(10, float64(rng.IntN(40)-20))
+		case k == 2:
+			return rng.IntN(2) == 0
+		case k == 3:
+			return nil
+		case k == 4:
+			var a []any
+			for range rng.IntN(3) {
+				a = append(a, value(depth+1))
+			}
+			return a
+		default:
+			m := map[string]any{}
+			for range rng.IntN(4) {
+				m[word()] = value(depth + 1)
+			}
+			return m
+		}
+	}
+	object := func() json.RawMessage {
+		m := map[string]any{}
+		for range rng.IntN(4) {
+			m[word()] = value(0)
+		}
+		b, err := canonjson.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for i := range 20_000 {
+		r := record{
+			TenantID: word(), Seq: rng.Int64N(1<<53 + 1), EventID: word(), Type: word(), Actor: word(), Workarea: word(),
+			At:      time.Unix(rng.Int64N(1<<35), rng.Int64N(1e9)).UTC().Truncate(time.Duration(1) << rng.IntN(31)),
+			Subject: object(), Payload: object(),
+		}
+		if i%100 == 0 {
+			r.Subject, r.Payload = nil, nil // written as null by both
+		}
+		want, werr := canonjson.Marshal(r)
+		got, gerr := r.canonical()
+		if (werr == nil) != (gerr == nil) || !bytes.Equal(got, want) {
+			t.Fatalf("record %+v:\n got %s (%v)\nwant %s (%v)", r, got, gerr, want, werr)
+		}
+	}
 }

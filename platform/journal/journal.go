@@ -36,9 +36,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/omlhub/oml/platform/canonjson"
 	"github.com/omlhub/oml/platform/ids"
@@ -290,7 +292,7 @@ type record struct {
 }
 
 func (r record) hash(prev []byte) ([]byte, error) {
-	body, err := canonjson.Marshal(r)
+	body, err := r.canonical()
 	if err != nil {
 		return nil, fmt.Errorf("journal: encode event: %w", err)
 	}
@@ -298,6 +300,78 @@ func (r record) hash(prev []byte) ([]byte, error) {
 	h.Write(prev)
 	h.Write(body)
 	return h.Sum(nil), nil
+}
+
+// canonical is canonjson.Marshal(r), written field by field: the keys in
+// their canonical order, Subject and Payload as they are, with no second
+// decoding of either. Both are canonical already (record, chainPending
+// and Link make them so, and canonical JSON is its own canonical form);
+// TestRecordCanonicalIsMarshal holds the two forms equal.
+func (r record) canonical() ([]byte, error) {
+	at, err := r.At.MarshalJSON() // a quoted RFC 3339 time, nothing to escape
+	if err != nil {
+		return nil, err
+	}
+	if r.Seq < 0 || r.Seq > 1<<53 {
+		return nil, fmt.Errorf("seq %d is past JSON's exact integers", r.Seq)
+	}
+	raw := func(m json.RawMessage) ([]byte, error) {
+		if m == nil {
+			return []byte("null"), nil
+		}
+		if len(m) == 0 || !json.Valid(m) {
+			return nil, fmt.Errorf("not JSON: %.40q", m)
+		}
+		return m, nil
+	}
+	subject, err := raw(r.Subject)
+	if err != nil {
+		return nil, fmt.Errorf("subject: %w", err)
+	}
+	payload, err := raw(r.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("payload: %w", err)
+	}
+	b := make([]byte, 0, 160+len(r.TenantID)+len(r.EventID)+len(r.Type)+len(r.Actor)+len(r.Workarea)+len(subject)+len(payload))
+	str := func(b []byte, s string) []byte { return canonjson.AppendString(b, validUTF8(s)) }
+	b = append(b, `{"actor":`...)
+	b = str(b, r.Actor)
+	b = append(b, `,"at":`...)
+	b = append(b, at...)
+	b = append(b, `,"event_id":`...)
+	b = str(b, r.EventID)
+	b = append(b, `,"event_type":`...)
+	b = str(b, r.Type)
+	b = append(b, `,"payload":`...)
+	b = append(b, payload...)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, r.Seq, 10)
+	b = append(b, `,"subject":`...)
+	b = append(b, subject...)
+	b = append(b, `,"tenant_id":`...)
+	b = str(b, r.TenantID)
+	b = append(b, `,"workarea_id":`...)
+	b = str(b, r.Workarea)
+	return append(b, '}'), nil
+}
+
+// validUTF8 is s as encoding/json writes it: each byte that is not part of
+// valid UTF-8 replaced by U+FFFD.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			sb.WriteRune(utf8.RuneError)
+		} else {
+			sb.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return sb.String()
 }
 
 // object encodes v canonically and insists on a JSON object (nil → {}).
