@@ -7,9 +7,12 @@
 package canonjson
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -30,13 +33,87 @@ func Marshal(v any) ([]byte, error) {
 // unread) in one pass (parser).
 func Canonicalize(raw []byte) ([]byte, error) {
 	p := parser{in: raw, out: make([]byte, 0, len(raw))}
-	if err := p.value(); err != nil {
+	err := p.value()
+	switch {
+	case errors.Is(err, errDeep):
+		return decoded(raw)
+	case err != nil:
 		return nil, err
-	}
-	if p.bad > 0 {
+	case p.bad > 0:
 		return nil, p.badErr
 	}
 	return p.out, nil
+}
+
+// decoded is Canonicalize by way of Go values: encoding/json's Decoder
+// (which refuses nesting past 10,000), then the values written out. The
+// one-pass parser is held to it (TestCanonicalizeMatchesTheReference) and
+// leaves it the deep documents.
+func decoded(raw []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("canonjson: decode: %w", err)
+	}
+	var b bytes.Buffer
+	if err := writeValue(&b, v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func writeValue(b *bytes.Buffer, v any) error {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil {
+			return fmt.Errorf("canonjson: number %s: %w", x, err)
+		}
+		s, err := formatNumber(f)
+		if err != nil {
+			return err
+		}
+		b.WriteString(s)
+	case string:
+		b.Write(AppendString(b.AvailableBuffer(), x))
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := writeValue(b, e); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, compareUTF16)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(AppendString(b.AvailableBuffer(), k))
+			b.WriteByte(':')
+			if err := writeValue(b, x[k]); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	default:
+		return fmt.Errorf("canonjson: unexpected %T", v)
+	}
+	return nil
 }
 
 // formatNumber renders f as ECMAScript's Number.prototype.toString does.

@@ -251,7 +251,11 @@ func TestCanonicalizeMatchesTheReference(t *testing.T) {
 	}
 	for _, doc := range []string{"", " ", "01", "[01]", "1.", "-", "1e", "1e+", "0.5.3", "truex", "nul", "[1,]", "{,}", `{"a"}`,
 		`{"a":}`, `{"a":1,}`, `"\x"`, `"\u12"`, `"\u12G4"`, "\"a\x01\"", strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
-		strings.Repeat("[", 10001) + strings.Repeat("]", 10001), strings.Repeat(`{"a":`, 10001) + "1" + strings.Repeat("}", 10001)} {
+		strings.Repeat("[", 10001) + strings.Repeat("]", 10001), strings.Repeat(`{"a":`, 10001) + "1" + strings.Repeat("}", 10001),
+		// Past the one pass's depth, where decoded takes over, and at it.
+		strings.Repeat(`{"a":`, 9990) + `"` + strings.Repeat("x", 900_000) + `"` + strings.Repeat("}", 9990),
+		strings.Repeat(`{"b":1,"a":`, 40) + "1e400" + strings.Repeat("}", 40), strings.Repeat(`{"b":1,"a":`, 32) + `"\ud800"` + strings.Repeat("}", 32),
+		strings.Repeat(`[{"b":1,"a":`, 16) + "2" + strings.Repeat("}]", 16), strings.Repeat(`[{"b":1,"a":`, 17) + "2" + strings.Repeat("}]", 17)} {
 		agree(t, []byte(doc))
 	}
 }

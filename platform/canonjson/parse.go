@@ -9,9 +9,15 @@ import (
 	"unicode/utf8"
 )
 
-// maxDepth is encoding/json's bound on nesting, kept so that the same
-// documents are refused.
-const maxDepth = 10000
+// onePassDepth bounds the nesting the parser takes on. Sorting an
+// object's members moves the bytes of everything nested in it, so each
+// level of nesting costs another copy of what lies inside: a document
+// deeper than this goes to decoded instead, whose cost does not grow with
+// its depth (a 1 MB document 10,000 objects deep took seconds here).
+const onePassDepth = 32
+
+// errDeep sends a document to decoded.
+var errDeep = errors.New("canonjson: deeper than one pass takes")
 
 // parser reads one JSON document and writes its canonical form as it
 // goes, without building a tree of Go values: a string is copied, or
@@ -19,13 +25,17 @@ const maxDepth = 10000
 // object's members are written in the order they come and then sorted in
 // place. It accepts what encoding/json's Decoder accepts (one value, what
 // follows it unread) and gives the same meaning: invalid UTF-8 and lone
-// surrogates become U+FFFD, and of repeated keys the last one counts.
+// surrogates become U+FFFD, and of repeated keys the last one counts. A
+// document nested deeper than onePassDepth is left to decoded.
 type parser struct {
 	in    []byte
 	pos   int
 	depth int
 	out   []byte
 	keys  []member // every open object's members, innermost last
+	// scratch holds an object's members while they are written again
+	// in order (one object at a time: its inner ones are done by then).
+	scratch []byte
 	// Numbers out of float64's range in what is written so far, and the
 	// first one's error: one in a member a later key replaces is never
 	// written, so it fails nothing (as with encoding/json's values).
@@ -102,8 +112,8 @@ func (p *parser) literal(word string) error {
 }
 
 func (p *parser) nest() error {
-	if p.depth++; p.depth > maxDepth {
-		return p.fail("exceeded max depth")
+	if p.depth++; p.depth > onePassDepth {
+		return errDeep
 	}
 	return nil
 }
@@ -175,6 +185,9 @@ func (p *parser) object() error {
 			return p.fail("invalid character after object key")
 		}
 		p.pos++
+		if n > 0 {
+			p.out = append(p.out, ',')
+		}
 		start, bad := len(p.out), p.bad
 		p.out = AppendString(p.out, key)
 		p.out = append(p.out, ':')
@@ -198,16 +211,30 @@ func (p *parser) object() error {
 		break
 	}
 	p.depth--
-	// Sort the members written after the brace, the last of equal keys
-	// kept, and write them again in that order.
-	ms := p.keys[first:]
+	p.sortMembers(open, p.keys[first:])
+	p.out = append(p.out, '}')
+	p.keys = p.keys[:first]
+	return nil
+}
+
+// sortMembers writes the members of the object whose brace is at
+// out[open] again, sorted, the last of equal keys kept; members already
+// in order, with no key repeated, stay where they are.
+func (p *parser) sortMembers(open int, ms []member) {
+	inOrder := true
+	for i := 1; i < len(ms) && inOrder; i++ {
+		inOrder = compareUTF16(ms[i-1].key, ms[i].key) < 0
+	}
+	if inOrder {
+		return
+	}
 	slices.SortFunc(ms, func(a, b member) int {
 		if c := compareUTF16(a.key, b.key); c != 0 {
 			return c
 		}
 		return b.seq - a.seq // the last one first
 	})
-	body := slices.Clone(p.out[open+1:])
+	p.scratch = append(p.scratch[:0], p.out[open+1:]...)
 	p.out = p.out[:open+1]
 	for i, m := range ms {
 		if i > 0 && m.key == ms[i-1].key {
@@ -217,11 +244,8 @@ func (p *parser) object() error {
 		if len(p.out) > open+1 {
 			p.out = append(p.out, ',')
 		}
-		p.out = append(p.out, body[m.start-open-1:m.end-open-1]...)
+		p.out = append(p.out, p.scratch[m.start-open-1:m.end-open-1]...)
 	}
-	p.out = append(p.out, '}')
-	p.keys = p.keys[:first]
-	return nil
 }
 
 // string reads a JSON string at p.pos and returns its value.

@@ -312,8 +312,8 @@ func (r record) canonical() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Seq < 0 || r.Seq > 1<<53 {
-		return nil, fmt.Errorf("seq %d is past JSON's exact integers", r.Seq)
+	if r.Seq < -(1<<53) || r.Seq > 1<<53 {
+		return canonjson.Marshal(r) // rounded as a float64, as JSON numbers are
 	}
 	raw := func(m json.RawMessage) ([]byte, error) {
 		if m == nil {
