@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -122,5 +123,32 @@ func TestRecordCanonicalIsMarshal(t *testing.T) {
 		if (werr == nil) != (gerr == nil) || !bytes.Equal(got, want) {
 			t.Fatalf("record %+v:\n got %s (%v)\nwant %s (%v)", r, got, gerr, want, werr)
 		}
+	}
+}
+
+// One event's hash, pinned to the bytes the code before the one-pass
+// canonical JSON (68a2574) computed: subject and payload read back from
+// jsonb, and escapes, non-BMP keys, numbers and a DEL in a string. A
+// change of the hashed form would break every stored chain.
+func TestRecordHashIsPinned(t *testing.T) {
+	t.Parallel()
+	subject, err := canonjson.Canonicalize([]byte(`{"claim_key": "mem_1", "artifact_id": "art_01", "version": 2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := canonjson.Canonicalize([]byte(`{"text": "caf\u00e9 \"q\" \ud83d\ude00 <&>", "n": 1e21, "m": 0.000001, "z": [true, null, -0], "\ufb01": 1, "\ud83d\ude00": 2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := record{TenantID: "ten_01", Seq: 42, EventID: "evt_01jf8k", Type: "lifecycle.promote",
+		At: time.Date(2026, 12, 7, 12, 0, 0, 123456000, time.UTC), Actor: "key_01\x7f", Workarea: "wa_01", Subject: subject, Payload: payload}
+	prev := make([]byte, 32)
+	prev[0] = 7
+	h, err := r.hash(prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hex.EncodeToString(h); got != "c0e6adcd95d85c16b81b96b73defddfe42eea22d1651d52b67ea2e7f25a0af03" {
+		t.Fatalf("the event hashes to %s, not what 68a2574 computed", got)
 	}
 }

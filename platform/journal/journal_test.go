@@ -505,3 +505,43 @@ func TestPendingKeepsOrder(t *testing.T) {
 		t.Fatalf("%+v, %v", rep, err)
 	}
 }
+
+// One unit of work that appends to two tenants, the first with more
+// pending events than one statement takes (1,201 left by a crash): its
+// flush chains them page by page and then its own event, each insert in
+// the pipeline of the statement after it (pg.DB.Later), and then the
+// second tenant's. Both chains verify, in order, with nothing pending.
+func TestFlushChainsPagesAndTenantsInOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	j := journal.New(db, nil)
+	appendOne(t, ctx, db, j, "tn_big", journal.Event{Type: "first", Actor: "k"})
+	appendOne(t, ctx, db, j, "tn_small", journal.Event{Type: "first", Actor: "k"})
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO platform.journal_pending (tenant_id, event_id, event_type, at, actor, subject, payload)
+		SELECT 'tn_big', 'ev_left' || lpad(i::text, 5, '0'), 'left', now(), 'k', ('{"i": ' || i || '}')::jsonb, '{}'
+		FROM generate_series(1, 1201) AS i ORDER BY i`); err != nil {
+		t.Fatal(err)
+	}
+	err := db.InTx(ctx, func(ctx context.Context) error {
+		for _, tenant := range []string{"tn_big", "tn_small"} {
+			if _, err := j.Append(ctx, tenant, journal.Event{Type: "mine", Actor: "k"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tenant, events := range map[string]int64{"tn_big": 1203, "tn_small": 2} {
+		rep, err := j.Verify(ctx, tenant)
+		if err != nil || !rep.OK || rep.Events != events || rep.Pending != 0 {
+			t.Fatalf("%s: %+v, %v", tenant, rep, err)
+		}
+	}
+	evs, err := j.After(ctx, "tn_big", 1200, 10)
+	if err != nil || len(evs) != 3 || evs[0].ID != "ev_left01200" || evs[1].ID != "ev_left01201" || evs[2].Type != "mine" {
+		t.Fatalf("the chain's end: %+v, %v", evs, err)
+	}
+}

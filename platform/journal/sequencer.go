@@ -118,8 +118,10 @@ func (j *Journal) insert(ctx context.Context, tenant string, b batch) error {
 		return nil
 	}
 	b.p.TenantID, b.p.HeadSeq, b.p.HeadHash = tenant, b.head.Seq, b.head.Hash
-	// The insert goes with the next statement or the COMMIT (DB.Later):
-	// it is the last of a flush, and of a sequencer pass.
+	// The insert goes in the pipeline of the unit of work's next
+	// statement, in order (DB.Later): the next page of pending events, the
+	// next tenant's head, or, for the last insert of a flush or of a
+	// sequencer pass, the COMMIT.
 	if err := j.q.JournalEventsInsert(ctx, j.db.Later(ctx, "journal: insert events"), b.p); err != nil {
 		return fmt.Errorf("journal: insert events: %w", err)
 	}

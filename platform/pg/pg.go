@@ -246,19 +246,39 @@ func retryable(err error) bool {
 }
 
 // IsUniqueViolation reports whether err is a unique violation, optionally of
-// the named constraint.
+// the named constraint; a queued statement's (QueuedError) is never one.
 func IsUniqueViolation(err error, constraint string) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "23505" && (constraint == "" || pgErr.ConstraintName == constraint)
+	return !isQueued(err) && errors.As(err, &pgErr) && pgErr.Code == "23505" && (constraint == "" || pgErr.ConstraintName == constraint)
 }
 
 // IsNoRows reports whether err is pgx's no-rows error.
-func IsNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+func IsNoRows(err error) bool { return !isQueued(err) && errors.Is(err, pgx.ErrNoRows) }
 
-// IsCode reports whether err is a Postgres error with the SQLSTATE code.
+// IsCode reports whether err is a Postgres error with the SQLSTATE code,
+// not a queued statement's (QueuedError).
 func IsCode(err error, code string) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == code
+	return !isQueued(err) && errors.As(err, &pgErr) && pgErr.Code == code
+}
+
+// QueuedError is Postgres's refusal of a statement DB.Later queued, as the
+// statement it went with (or the commit) reports it. IsUniqueViolation,
+// IsCode and IsNoRows answer false for it, so that no caller of that
+// statement takes it for its own (a conflict to answer, a row not found)
+// and carries on; errors.As still finds the *pgconn.PgError, so InTx
+// retries a deadlock or a serialization failure.
+type QueuedError struct {
+	Label string // what DB.Later was told
+	Err   error
+}
+
+func (e *QueuedError) Error() string { return e.Label + ": " + e.Err.Error() }
+func (e *QueuedError) Unwrap() error { return e.Err }
+
+func isQueued(err error) bool {
+	var q *QueuedError
+	return errors.As(err, &q)
 }
 
 // unit holds what runs as a unit of work commits ([BeforeCommit]) and

@@ -108,7 +108,7 @@ func (t *tx) send(ctx context.Context, queue func(b *pgx.Batch)) (pgx.BatchResul
 			// already done) at its first result.
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) {
-				err = fmt.Errorf("%s: %w", q.label, err)
+				err = &QueuedError{Label: q.label, Err: err}
 			}
 			// The transaction may still be open and well with queued
 			// writes lost: nothing more runs on it, the commit included,
@@ -124,9 +124,9 @@ func (t *tx) send(ctx context.Context, queue func(b *pgx.Batch)) (pgx.BatchResul
 // the results of the pipeline that sends it after what must go first
 // (the BEGIN, statements Later queued), which start has read.
 //
-// A statement a pipeline would change (see pipelinable) goes on t.ptx
-// after a round trip of their own for those: it begins the transaction
-// alone when nothing is queued.
+// A statement a pipeline would change (see pipelinable) goes on t.ptx.
+// What must go before it is sent first, in a round trip of its own: the
+// queued statements (with the BEGIN if need be), or else the BEGIN alone.
 func (t *tx) start(ctx context.Context, exec bool, args []any, queue func(b *pgx.Batch)) (pgx.BatchResults, error) {
 	switch {
 	case t.done:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/platform/pgtest"
@@ -490,6 +491,14 @@ func TestLaterFailureFailsTheUnitOfWork(t *testing.T) {
 			var n int
 			return db.Conn(ctx).QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n)
 		},
+		"the next query's rows": func(ctx context.Context) error {
+			rows, err := db.Conn(ctx).Query(ctx, `SELECT n FROM t WHERE n > $1`, 0)
+			if err != nil {
+				return err
+			}
+			rows.Close()
+			return rows.Err()
+		},
 		"the next batch": func(ctx context.Context) error {
 			b := &pgx.Batch{}
 			b.Queue(insert, 2)
@@ -512,10 +521,14 @@ func TestLaterFailureFailsTheUnitOfWork(t *testing.T) {
 			nextErr = next(ctx)
 			return nextErr
 		})
-		if err == nil || !strings.Contains(err.Error(), "queued insert") || !pg.IsCode(err, "23514") {
+		// The queued statement's refusal, labelled, and never read as the
+		// next statement's own (pg.IsCode answers false for it).
+		var q *pg.QueuedError
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &q) || q.Label != "queued insert" || !errors.As(err, &pgErr) || pgErr.Code != "23514" || pg.IsCode(err, "23514") {
 			t.Fatalf("%s: InTx = %v, want the queued statement's check violation", name, err)
 		}
-		if name != "the commit" && !pg.IsCode(nextErr, "23514") {
+		if name != "the commit" && !errors.As(nextErr, &q) {
 			t.Fatalf("%s answered %v", name, nextErr)
 		}
 		var n int

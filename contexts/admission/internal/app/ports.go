@@ -228,9 +228,10 @@ type Repository interface {
 	// principal.
 	Authors(ctx context.Context, tenant string, ids []string) (map[string]string, error)
 	// ClaimUpdate, ClaimKeyLock, ServeDecide and the serve's own row in
-	// ServeInsert may run, in a unit of work, in the round trip of its
-	// next statement or of its commit (the adapter queues them), so their
-	// error may come from that one: a caller only returns it.
+	// ServeInsert may run in the round trip of the unit of work's next
+	// statement, or of its commit (the adapter queues them), so their
+	// error may come from that statement's caller: a caller only returns
+	// it.
 	ClaimUpdate(ctx context.Context, c domain.Claim) error
 	// ClaimKeyLock serialises, from the unit of work's next statement
 	// until it ends, the promotions of one claim's versions.

@@ -115,10 +115,11 @@ func (r *Repository) Index(ctx context.Context, e app.Entry) error {
 		return fmt.Errorf("insert entry: %w", err)
 	}
 	// The tenant's corpus row serialises promotions until commit, so it is
-	// taken only now, after the entry (and its HNSW insert, the costly
-	// part) is in, and in one statement with the lexeme rows and the
-	// workarea's count that come after it: one round trip under the lock
-	// where there were four (docs/BENCHMARKS.md, "Serve + verdict").
+	// taken after the entry (and its HNSW insert, the costly part) is in,
+	// in one statement with the lexeme rows and the workarea's count that
+	// come after it, and in the pipeline of the unit of work's next
+	// statement (the journal's, as a verdict commits): the lock is held
+	// for fewer round trips (docs/BENCHMARKS.md, "Serve + verdict").
 	if err := r.q.EntryCounted(ctx, r.db.Later(ctx, "retrieval: corpus statistics"), dbsqlc.EntryCountedParams{TenantID: e.TenantID, ArtifactID: e.ArtifactID, WorkareaID: e.WorkareaID, IDPath: e.WorkareaIDPath}); err != nil {
 		return fmt.Errorf("corpus statistics: %w", err)
 	}
