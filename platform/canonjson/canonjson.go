@@ -47,7 +47,7 @@ func Canonicalize(raw []byte) ([]byte, error) {
 
 // decoded is Canonicalize by way of Go values: encoding/json's Decoder
 // (which refuses nesting past 10,000), then the values written out. The
-// one-pass parser is held to it (TestCanonicalizeMatchesTheReference) and
+// one-pass parser is held to it (TestCanonicalizeMatchesDecoded) and
 // leaves it the deep documents.
 func decoded(raw []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// FuzzCanonicalize: Canonicalize answers as the reference decoding does
+// FuzzCanonicalize: Canonicalize answers as decoded (the decoding into Go values) does
 // (the same bytes or a refusal); any document it accepts comes out valid
 // JSON, canonical (a second pass changes nothing) and meaning the same;
 // nothing panics. The journal's hashes and the signed envelopes rest on

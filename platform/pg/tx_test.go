@@ -52,6 +52,16 @@ func (r *roundTrips) take() []string {
 	return out
 }
 
+// rowsOfT counts the committed rows of the test's table t.
+func rowsOfT(t *testing.T, db *pg.DB) int {
+	t.Helper()
+	var n int
+	if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM t`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // A unit of work sends its BEGIN with its first statement, whichever
 // method sends that (one round trip, not two), and one that makes no
 // statement sends nothing. The first statement runs in the transaction:
@@ -61,13 +71,7 @@ func TestUnitOfWorkBeginsWithItsFirstStatement(t *testing.T) {
 	ctx := context.Background()
 	trips := &roundTrips{}
 	db := openDB(t, pg.Options{MaxConns: 1, Tracer: trips}, `CREATE TABLE t (n int)`)
-	count := func() int {
-		var n int
-		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	count := func() int { return rowsOfT(t, db) }
 	trips.take()
 
 	if err := db.InTx(ctx, func(context.Context) error { return nil }); err != nil {
@@ -376,13 +380,7 @@ func TestLaterGoesWithTheNextStatementOrTheCommit(t *testing.T) {
 	ctx := context.Background()
 	trips := &roundTrips{}
 	db := openDB(t, pg.Options{MaxConns: 1, Tracer: trips}, `CREATE TABLE t (n int)`)
-	count := func() int {
-		var n int
-		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	count := func() int { return rowsOfT(t, db) }
 	insert := `INSERT INTO t VALUES ($1)`
 	trips.take()
 
