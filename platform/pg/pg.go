@@ -97,9 +97,10 @@ func (db *DB) Conn(ctx context.Context) Querier {
 // Later returns a Querier whose Exec, in the unit of work carried by ctx,
 // does not send its statement at once: it goes in the pipeline of the
 // unit of work's next statement, before it, or in the COMMIT's, which
-// saves its round trip and keeps the order of statements. An error of
-// its own is the unit of work's, labelled so, when that pipeline runs,
-// as the next statement's or InTx's (nothing commits), so use it only
+// saves its round trip and keeps the order of statements. Postgres's
+// refusal of it comes back, when that pipeline runs, as a QueuedError
+// with label from the next statement or from InTx (nothing commits), so
+// use it only
 // for a statement whose caller would do nothing with its error but
 // return it, and that reads nothing back (not even a count of rows: its
 // tag is empty). A lock it takes is taken, and waited for, in that next
