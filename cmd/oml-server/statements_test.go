@@ -27,17 +27,19 @@ import (
 	"github.com/omlhub/oml/platform/pgtest"
 )
 
-// counter counts the statements the pool runs.
-type counter struct{ n atomic.Int64 }
+// counter counts the statements the pool runs (n: a batch's count one
+// each) and its round trips (trips: a batch is one).
+type counter struct{ n, trips atomic.Int64 }
 
 func (c *counter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	c.n.Add(1)
+	c.trips.Add(1)
 	return ctx
 }
 func (c *counter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// A batch's statements count one each.
 func (c *counter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.trips.Add(1)
 	return ctx
 }
 func (c *counter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) { c.n.Add(1) }
@@ -344,22 +346,6 @@ func BenchmarkRecallStatements(b *testing.B) {
 	b.ReportMetric(float64(elapsed.Microseconds())/1000/float64(b.N), "ms/recall")
 }
 
-// trips counts round trips: a statement sent alone is one, a batch (a
-// pipeline) is one however many statements it holds.
-type trips struct{ n atomic.Int64 }
-
-func (c *trips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (c *trips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (c *trips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (c *trips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (c *trips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
-
 // A remember, and a serve + verdict that promotes, make no more round
 // trips to Postgres than docs/BENCHMARKS.md counts ("Writes that wait for
 // the next statement"): the writes that only return an error go in the
@@ -367,27 +353,27 @@ func (c *trips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)
 // COMMIT.
 func TestRoundTripsPerWrite(t *testing.T) {
 	t.Parallel()
-	var n trips
+	var n counter
 	e := newStmtEnv(t, &n)
 	reviewer, writer := e.keyOf("reviewer"), e.keyOf("writer")
 	remember := func(i int) int64 {
-		before := n.n.Load()
+		before := n.trips.Load()
 		e.call(writer, "POST", "/v1/memories", map[string]any{"workarea": "universe.crew", "claim_key": fmt.Sprintf("k-%d", i), "text": "a memory to review"}, 201)
-		return n.n.Load() - before
+		return n.trips.Load() - before
 	}
 	remember(0) // the statements' first use prepares them
 	if got := remember(1); got > 7 {
 		t.Errorf("a remember made %d round trips, want at most 7", got)
 	}
 	review := func() int64 {
-		before := n.n.Load()
+		before := n.trips.Load()
 		got := e.call(reviewer, "POST", "/v1/reviews/serve", nil, 200)
 		id, ok := got["serve_id"].(string)
 		if !ok {
 			t.Fatalf("serve answered %v", got)
 		}
 		e.call(reviewer, "POST", "/v1/reviews/"+id+"/verdict", map[string]any{"verdict": "approve"}, 200)
-		return n.n.Load() - before
+		return n.trips.Load() - before
 	}
 	review()
 	if got := review(); got > 22 {

@@ -118,18 +118,45 @@ func (p *parser) nest() error {
 	return nil
 }
 
-func (p *parser) array() error {
+// enter reads and writes the opening bracket at p.pos, and reports
+// whether the closing one follows at once (then read and written too).
+func (p *parser) enter(open, close byte) (empty bool, err error) {
 	if err := p.nest(); err != nil {
-		return err
+		return false, err
 	}
-	p.pos++ // '['
-	p.out = append(p.out, '[')
+	p.pos++
+	p.out = append(p.out, open)
 	p.space()
-	if p.pos < len(p.in) && p.in[p.pos] == ']' {
+	if p.pos < len(p.in) && p.in[p.pos] == close {
 		p.pos++
 		p.depth--
-		p.out = append(p.out, ']')
-		return nil
+		p.out = append(p.out, close)
+		return true, nil
+	}
+	return false, nil
+}
+
+// next reads what follows an element: a comma (more is true) or the
+// closing bracket, which the caller writes.
+func (p *parser) next(close byte, what string) (more bool, err error) {
+	p.space()
+	switch {
+	case p.pos >= len(p.in):
+		return false, p.fail("")
+	case p.in[p.pos] == ',':
+		p.pos++
+		return true, nil
+	case p.in[p.pos] == close:
+		p.pos++
+		p.depth--
+		return false, nil
+	}
+	return false, p.fail("invalid character after " + what)
+}
+
+func (p *parser) array() error {
+	if empty, err := p.enter('[', ']'); err != nil || empty {
+		return err
 	}
 	for n := 0; ; n++ {
 		if n > 0 {
@@ -138,38 +165,19 @@ func (p *parser) array() error {
 		if err := p.value(); err != nil {
 			return err
 		}
-		p.space()
-		if p.pos >= len(p.in) {
-			return p.fail("")
-		}
-		switch p.in[p.pos] {
-		case ',':
-			p.pos++
-		case ']':
-			p.pos++
-			p.depth--
+		if more, err := p.next(']', "array element"); err != nil {
+			return err
+		} else if !more {
 			p.out = append(p.out, ']')
 			return nil
-		default:
-			return p.fail("invalid character after array element")
 		}
 	}
 }
 
 func (p *parser) object() error {
-	if err := p.nest(); err != nil {
+	open, first := len(p.out), len(p.keys)
+	if empty, err := p.enter('{', '}'); err != nil || empty {
 		return err
-	}
-	p.pos++ // '{'
-	open := len(p.out)
-	first := len(p.keys)
-	p.out = append(p.out, '{')
-	p.space()
-	if p.pos < len(p.in) && p.in[p.pos] == '}' {
-		p.pos++
-		p.depth--
-		p.out = append(p.out, '}')
-		return nil
 	}
 	for n := 0; ; n++ {
 		p.space()
@@ -195,22 +203,14 @@ func (p *parser) object() error {
 			return err
 		}
 		p.keys = append(p.keys, member{key: key, start: start, end: len(p.out), seq: n, bad: p.bad - bad})
-		p.space()
-		if p.pos >= len(p.in) {
-			return p.fail("")
+		more, err := p.next('}', "object key:value pair")
+		if err != nil {
+			return err
 		}
-		switch p.in[p.pos] {
-		case ',':
-			p.pos++
-			continue
-		case '}':
-			p.pos++
-		default:
-			return p.fail("invalid character after object key:value pair")
+		if !more {
+			break
 		}
-		break
 	}
-	p.depth--
 	p.sortMembers(open, p.keys[first:])
 	p.out = append(p.out, '}')
 	p.keys = p.keys[:first]
