@@ -2,7 +2,7 @@
 # shellcheck source-path=SCRIPTDIR
 # Private PostgreSQL 15 cluster with pgvector and ltree for development and tests.
 #
-#   scripts/pg.sh start|stop|status|url
+#   scripts/pg.sh start|stop|status|url|socket-url
 #
 # State lives under var/pg/ (data, socket dir, log, generated password). Run
 # as root, postgres runs as another user; when that user cannot reach var/
@@ -11,7 +11,9 @@
 # to it. The server listens on 127.0.0.1:${OML_PG_PORT:-55432} and on a unix
 # socket in var/pg/run only. When OML_TEST_DATABASE_URL is set nothing is
 # started: the given server is only checked (start), printed (url) or left
-# alone (stop).
+# alone (stop). socket-url prints a URL for the unix socket: on the same
+# machine it saves the TCP stack's work on every round trip (see
+# docs/OPERATIONS.md, "Connecting on the same machine").
 #
 # Huge pages: the cluster always has huge_pages = try (it uses what the
 # administrator set aside). OML_PG_HUGE_PAGES=on (make bench) also reserves,
@@ -128,7 +130,7 @@ place_cluster() {
 }
 
 usage() {
-	echo "usage: $0 start|stop|status|url" >&2
+	echo "usage: $0 start|stop|status|url|socket-url" >&2
 	exit 2
 }
 
@@ -534,6 +536,20 @@ local_stop() {
 	release_huge_pages
 }
 
+# query_escape S: S percent-encoded byte by byte for a URL's query value
+# (unreserved characters and '/' kept).
+query_escape() {
+	local LC_ALL=C s=$1 out="" c i
+	for ((i = 0; i < ${#s}; i++)); do
+		c=${s:i:1}
+		case $c in
+		[A-Za-z0-9._~/-]) out+=$c ;;
+		*) out+=$(printf '%%%02X' "'$c") ;;
+		esac
+	done
+	printf '%s' "$out"
+}
+
 # ---------------------------------------------------------------- main
 
 main() {
@@ -577,6 +593,14 @@ main() {
 			[[ -s $PWFILE ]] || die "no cluster yet; run: $0 start"
 			echo "postgres://$SUPERUSER:$(<"$PWFILE")@127.0.0.1:$(live_port)/$DBNAME?sslmode=disable"
 		fi
+		;;
+	socket-url)
+		[[ -z $external ]] || die "OML_TEST_DATABASE_URL is set: that server's socket is not ours to name"
+		[[ -s $PWFILE ]] || die "no cluster yet; run: $0 start"
+		local port
+		port=$(live_port)
+		[[ -S $SOCKDIR/.s.PGSQL.$port ]] || die "no socket at $SOCKDIR/.s.PGSQL.$port; is the cluster running? ($0 start)"
+		echo "postgres://$SUPERUSER:$(<"$PWFILE")@/$DBNAME?host=$(query_escape "$SOCKDIR")&port=$port&sslmode=disable"
 		;;
 	*) usage ;;
 	esac
