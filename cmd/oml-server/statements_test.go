@@ -376,7 +376,7 @@ func TestRoundTripsPerWrite(t *testing.T) {
 		return n.trips.Load() - before
 	}
 	review()
-	if got := review(); got > 22 {
-		t.Errorf("a serve + verdict made %d round trips, want at most 22", got)
+	if got := review(); got > 16 {
+		t.Errorf("a serve + verdict made %d round trips, want at most 16", got)
 	}
 }

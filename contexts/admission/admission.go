@@ -90,7 +90,7 @@ func New(d Deps) *Module {
 	repo := postgres.New(d.DB)
 	svc := app.New(app.Deps{
 		Repo: repo, Access: d.Access, Lineage: d.Lineage, Uploads: d.Uploads, Index: d.Index,
-		Signer: signer(d.SigningKey), Journal: d.Journal, Tx: d.DB, Now: d.Now,
+		Signer: signer(d.SigningKey), Journal: d.Journal, Tx: d.DB, Reads: d.DB, Now: d.Now,
 	}, app.Config{MaxTextBytes: d.MaxText, ServeTTL: d.ServeTTL, ClosureMax: d.ClosureMax})
 	public := d.SigningKey.Public().(ed25519.PublicKey)
 	return &Module{svc: svc, http: httpapi.New(svc, d.Idempotency, public), idem: d.Idempotency, repo: repo, tx: d.DB}

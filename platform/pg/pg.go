@@ -124,7 +124,10 @@ type later struct {
 	label string
 }
 
-func (l later) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+func (l later) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if _, err := intercept(ctx, false, sql, args); err != nil {
+		return pgconn.CommandTag{}, err
+	}
 	switch {
 	case l.done:
 		return pgconn.CommandTag{}, errTxDone

@@ -158,6 +158,9 @@ func (t *tx) start(ctx context.Context, exec bool, args []any, queue func(b *pgx
 }
 
 func (t *tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if _, err := intercept(ctx, false, sql, args); err != nil {
+		return pgconn.CommandTag{}, err
+	}
 	br, err := t.start(ctx, true, args, func(b *pgx.Batch) { b.Queue(sql, args...) })
 	if err != nil {
 		return pgconn.CommandTag{}, err
@@ -174,6 +177,11 @@ func (t *tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandT
 }
 
 func (t *tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if r, err := intercept(ctx, true, sql, args); err != nil {
+		return errRows{err}, err
+	} else if r != nil {
+		return &aheadRows{read: r, m: t.conn.Conn().TypeMap()}, nil
+	}
 	br, err := t.start(ctx, false, args, func(b *pgx.Batch) { b.Queue(sql, args...) })
 	if err != nil {
 		return errRows{err}, err
@@ -190,6 +198,11 @@ func (t *tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, erro
 }
 
 func (t *tx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if r, err := intercept(ctx, true, sql, args); err != nil {
+		return errRow{err}
+	} else if r != nil {
+		return aheadRow{&aheadRows{read: r, m: t.conn.Conn().TypeMap()}}
+	}
 	br, err := t.start(ctx, false, args, func(b *pgx.Batch) { b.Queue(sql, args...) })
 	if err != nil {
 		return errRow{err}
@@ -201,6 +214,9 @@ func (t *tx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 }
 
 func (t *tx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	if _, err := intercept(ctx, false, "", nil); err != nil {
+		return pgx.FailedBatchResults(b, err)
+	}
 	br, err := t.start(ctx, false, nil, func(withBegin *pgx.Batch) {
 		withBegin.QueuedQueries = append(withBegin.QueuedQueries, b.QueuedQueries...)
 	})

@@ -170,6 +170,14 @@ type Transactor interface {
 	InTx(ctx context.Context, fn func(ctx context.Context) error) error
 }
 
+// Pipeliner runs reads of one unit of work that do not depend on each
+// other, one after another, with the first statement of each sent
+// together in one round trip (pg.DB.Together). Each fn runs twice, the
+// first time only to find that statement, so it must be a read.
+type Pipeliner interface {
+	Together(ctx context.Context, fns ...func(ctx context.Context) error) error
+}
+
 // MineFilter selects a key's own submissions, newest first.
 type MineFilter struct {
 	WorkareaID string

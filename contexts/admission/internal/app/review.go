@@ -69,7 +69,20 @@ func (s *Service) ServeNextIn(ctx context.Context, workarea string, pass []strin
 		out, found, bounded, unreviewable = Served{}, false, nil, nil
 		// The caller's access is read inside the unit of work, once per
 		// attempt: the candidates' checks below use the same memoized view.
-		reviewable, err := s.Access.Subtrees(ctx, scope.DreamerReview)
+		// The caller's simulation fence is read with its grants: one
+		// round trip.
+		var reviewable Subtrees
+		var fence scope.Fence
+		err := s.together(ctx,
+			func(ctx context.Context) (err error) {
+				reviewable, err = s.Access.Subtrees(ctx, scope.DreamerReview)
+				return err
+			},
+			func(ctx context.Context) (err error) {
+				fence, err = s.Access.Fence(ctx)
+				return err
+			},
+		)
 		if err != nil {
 			return err
 		}
@@ -86,10 +99,6 @@ func (s *Service) ServeNextIn(ctx context.Context, workarea string, pass []strin
 				return errs.New(errs.Denied, "serving needs dreamer.review effective access (D7, D14)",
 					"this key holds dreamer.review nowhere in workarea %s", w.ID)
 			}
-		}
-		fence, err := s.Access.Fence(ctx)
-		if err != nil {
-			return err
 		}
 		now := s.now()
 		skip := slices.Clone(pass)
@@ -276,17 +285,32 @@ func (s *Service) judge(ctx context.Context, r domain.Reviewer, batch []domain.C
 			paths = append(paths, c.WorkareaIDPath)
 		}
 	}
-	workareas, err := s.Access.WorkareasByIDs(ctx, workareaIDs)
+	// The workareas, their policies and the closures do not depend on
+	// each other: one round trip.
+	var workareas map[string]Workarea
+	var policies map[string]domain.Policy
+	var closures map[string][]string
+	var bounded map[string]error
+	err := s.together(ctx,
+		func(ctx context.Context) (err error) {
+			workareas, err = s.Access.WorkareasByIDs(ctx, workareaIDs)
+			return err
+		},
+		func(ctx context.Context) (err error) {
+			if policies, err = s.Repo.PoliciesAt(ctx, tenant, paths); err != nil {
+				return fmt.Errorf("load review policies and settings: %w", err)
+			}
+			return nil
+		},
+		func(ctx context.Context) (err error) {
+			if closures, bounded, err = s.Lineage.Closures(ctx, tenant, claimIDs, s.cfg.ClosureMax); err != nil {
+				return fmt.Errorf("lineage closures: %w", err)
+			}
+			return nil
+		},
+	)
 	if err != nil {
 		return nil, err
-	}
-	policies, err := s.Repo.PoliciesAt(ctx, tenant, paths)
-	if err != nil {
-		return nil, fmt.Errorf("load review policies and settings: %w", err)
-	}
-	closures, bounded, err := s.Lineage.Closures(ctx, tenant, claimIDs, s.cfg.ClosureMax)
-	if err != nil {
-		return nil, fmt.Errorf("lineage closures: %w", err)
 	}
 	var members []string
 	for _, ms := range closures {
@@ -376,11 +400,19 @@ func (s *Service) Verdict(ctx context.Context, serveID, verdict, reason string) 
 	var out Decision
 	err = s.Tx.InTx(ctx, func(ctx context.Context) error {
 		now := s.now()
-		srv, err := s.consumeOwnServe(ctx, caller, serveID, now)
-		if err != nil {
-			return err
-		}
-		reviewable, err := s.Access.Subtrees(ctx, scope.DreamerReview)
+		// The serve (locked) and the caller's grants: one round trip.
+		var srv domain.Serve
+		var reviewable Subtrees
+		err := s.together(ctx,
+			func(ctx context.Context) (err error) {
+				srv, err = s.consumeOwnServe(ctx, caller, serveID, now)
+				return err
+			},
+			func(ctx context.Context) (err error) {
+				reviewable, err = s.Access.Subtrees(ctx, scope.DreamerReview)
+				return err
+			},
+		)
 		if err != nil {
 			return err
 		}

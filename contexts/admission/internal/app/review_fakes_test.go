@@ -314,7 +314,7 @@ func setupReview(t *testing.T) reviewBundle {
 	}
 	b.svc = app.New(app.Deps{
 		Repo: b.repo, Access: b.access, Lineage: b.lineage, Index: b.index, Journal: b.journal, Tx: inline{},
-		Now: func() time.Time { return *b.clock },
+		Reads: twice{}, Now: func() time.Time { return *b.clock },
 	}, app.Config{ServeTTL: 10 * time.Minute, ClosureMax: 3})
 	return b
 }

@@ -28,7 +28,9 @@ type Deps struct {
 	Signer  Signer
 	Journal Journal
 	Tx      Transactor
-	Now     func() time.Time
+	// Reads sends independent reads together; nil runs them in order.
+	Reads Pipeliner
+	Now   func() time.Time
 }
 
 // Service is the admission context's application service.
@@ -52,6 +54,20 @@ func New(d Deps, cfg Config) *Service {
 		cfg.ServeTTL = 15 * time.Minute
 	}
 	return &Service{Deps: d, cfg: cfg}
+}
+
+// together runs fns in order, their first statements in one round trip
+// when the service has a Pipeliner; the first error is returned.
+func (s *Service) together(ctx context.Context, fns ...func(ctx context.Context) error) error {
+	if s.Reads != nil {
+		return s.Reads.Together(ctx, fns...)
+	}
+	for _, fn := range fns {
+		if err := fn(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // now is the service clock at Postgres precision.

@@ -180,6 +180,23 @@ type inline struct{}
 
 func (inline) InTx(ctx context.Context, fn func(context.Context) error) error { return fn(ctx) }
 
+// twice runs each fn twice, its first run's answer dropped, as
+// pg.DB.Together does (the first run finds the fn's first read): the
+// reads the service passes it must give the same answer both times.
+type twice struct{}
+
+func (twice) Together(ctx context.Context, fns ...func(context.Context) error) error {
+	for _, fn := range fns {
+		_ = fn(ctx)
+	}
+	for _, fn := range fns {
+		if err := fn(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 type signer struct{ key ed25519.PrivateKey }
 
 func (s signer) Sign(msg []byte) []byte { return ed25519.Sign(s.key, msg) }

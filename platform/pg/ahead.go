@@ -1,0 +1,302 @@
+package pg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// Together runs fns one after another, as
+//
+//	for _, fn := range fns {
+//		if err := fn(ctx); err != nil {
+//			return err
+//		}
+//	}
+//
+// would, but in the unit of work carried by ctx the first read each fn
+// makes (a Query or QueryRow) is sent ahead of them all, in one pipeline:
+// reads from several bounded contexts that do not depend on each other
+// cost one round trip instead of one each.
+//
+// It finds those reads by running each fn once beforehand with a context
+// on which every statement fails (nothing is sent, nothing queued) and
+// keeping the first. When fn then runs for real, a first statement with
+// the same SQL and arguments is answered from the pipeline's result; any
+// other first statement, and every statement after it, runs as usual.
+// So each fn must be a read: free of effects but its statements (it runs
+// twice), and making no write that a later fn's first read should see
+// (those reads ran before it). A result is held in memory until its fn
+// reads it. A read Postgres refuses is that fn's error, as it would
+// have been; the reads after it in the pipeline were not run, and those
+// fns make their statements themselves (in an aborted transaction, so
+// they fail as they would have). A pipeline pgx could not send is
+// Together's error. Without a unit of work, fns simply run in order.
+func (db *DB) Together(ctx context.Context, fns ...func(ctx context.Context) error) error {
+	t, ok := ctx.Value(txKey{}).(*tx)
+	if a, ok := ctx.Value(aheadKey{}).(*ahead); ok {
+		a.used = true // what this Together sends comes first
+	}
+	if !ok || len(fns) < 2 || ctx.Value(recordKey{}) != nil {
+		return inOrder(ctx, fns)
+	}
+	reads := make([]*aheadRead, len(fns))
+	n := 0
+	for i, fn := range fns {
+		r := &recorder{}
+		_ = fn(context.WithValue(ctx, recordKey{}, r))
+		if r.read != nil {
+			reads[i], n = r.read, n+1
+		}
+	}
+	if n < 2 {
+		return inOrder(ctx, fns)
+	}
+	if err := t.sendAhead(ctx, reads); err != nil {
+		return err
+	}
+	for i, fn := range fns {
+		fctx := ctx
+		if reads[i] != nil {
+			fctx = context.WithValue(ctx, aheadKey{}, &ahead{read: reads[i]})
+		}
+		if err := fn(fctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func inOrder(ctx context.Context, fns []func(ctx context.Context) error) error {
+	for _, fn := range fns {
+		if err := fn(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errRecording is every statement's answer while Together looks for a
+// fn's first read.
+var errRecording = errors.New("pg: statement not run: Together is looking for the first read")
+
+type recordKey struct{}
+
+// recorder keeps a fn's first statement while Together looks for it.
+type recorder struct {
+	read *aheadRead
+	seen bool // a statement was made: later ones are not first
+}
+
+type aheadKey struct{}
+
+// ahead is what a fn's first statement may take from the pipeline sent
+// ahead: its read's result, once.
+type ahead struct {
+	read *aheadRead
+	used bool
+}
+
+// aheadRead is a read sent ahead and, once the pipeline ran, its result.
+type aheadRead struct {
+	sql  string
+	args []any
+	ran  bool // Postgres answered it (rows and err hold the answer)
+	err  error
+	fds  []pgconn.FieldDescription
+	rows [][][]byte
+}
+
+// intercept is what Together makes of a statement: while it records,
+// the statement is kept if it is a fn's first read, and fails; when a fn
+// runs for real, its first statement takes the read sent ahead if it is
+// the same. res is nil for a statement that runs as usual.
+func intercept(ctx context.Context, read bool, sql string, args []any) (res *aheadRead, err error) {
+	if r, ok := ctx.Value(recordKey{}).(*recorder); ok {
+		if !r.seen {
+			r.seen = true
+			if read && pipelinable(false, args) {
+				r.read = &aheadRead{sql: sql, args: args}
+			}
+		}
+		return nil, errRecording
+	}
+	a, ok := ctx.Value(aheadKey{}).(*ahead)
+	if !ok || a.used {
+		return nil, nil
+	}
+	a.used = true
+	if !read || !a.read.ran || sql != a.read.sql || !reflect.DeepEqual(args, a.read.args) {
+		return nil, nil
+	}
+	return a.read, nil
+}
+
+// sendAhead sends the reads (nil for a fn without one) in one pipeline,
+// after what must go first (see send), and keeps each one's result.
+func (t *tx) sendAhead(ctx context.Context, reads []*aheadRead) error {
+	switch {
+	case t.done:
+		return errTxDone
+	case t.lost != nil:
+		return t.lost
+	}
+	br, err := t.send(ctx, func(b *pgx.Batch) {
+		for _, r := range reads {
+			if r != nil {
+				b.Queue(r.sql, r.args...)
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	refused := false
+	for _, r := range reads {
+		if r == nil {
+			continue
+		}
+		if refused {
+			break // Postgres skipped the rest of the pipeline
+		}
+		if err := r.take(br); err != nil {
+			_ = br.Close()
+			return err
+		}
+		refused = r.err != nil
+	}
+	if err := br.Close(); err != nil && !refused {
+		return err
+	}
+	return nil
+}
+
+// take reads the read's result from br. A Postgres refusal is the read's
+// own answer; any other failure (the connection's) is take's error.
+func (r *aheadRead) take(br pgx.BatchResults) error {
+	rows, err := br.Query()
+	if err == nil {
+		r.fds = append([]pgconn.FieldDescription(nil), rows.FieldDescriptions()...)
+		for rows.Next() {
+			raw := rows.RawValues()
+			row := make([][]byte, len(raw))
+			for i, v := range raw {
+				if v != nil {
+					row[i] = append(make([]byte, 0, len(v)), v...)
+				}
+			}
+			r.rows = append(r.rows, row)
+		}
+		rows.Close()
+		err = rows.Err()
+	}
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
+	case errors.As(err, &pgErr):
+		r.err = err
+	default:
+		return err
+	}
+	r.ran = true
+	return nil
+}
+
+// aheadRows are a read's result as pgx.Rows.
+type aheadRows struct {
+	read *aheadRead
+	m    *pgtype.Map
+	i    int // the current row, 1-based; 0 before the first Next
+	err  error
+}
+
+func (r *aheadRows) Close() {}
+
+func (r *aheadRows) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.read.err
+}
+
+func (r *aheadRows) CommandTag() pgconn.CommandTag {
+	return pgconn.NewCommandTag(fmt.Sprintf("SELECT %d", len(r.read.rows)))
+}
+
+func (r *aheadRows) FieldDescriptions() []pgconn.FieldDescription { return r.read.fds }
+
+func (r *aheadRows) Next() bool {
+	if r.Err() != nil || r.i >= len(r.read.rows) {
+		return false
+	}
+	r.i++
+	return true
+}
+
+func (r *aheadRows) current() ([][]byte, error) {
+	if r.i == 0 || r.i > len(r.read.rows) {
+		return nil, errors.New("pg: no current row (call Next)")
+	}
+	return r.read.rows[r.i-1], nil
+}
+
+func (r *aheadRows) Scan(dest ...any) error {
+	row, err := r.current()
+	if err == nil {
+		err = pgx.ScanRow(r.m, r.read.fds, row, dest...)
+	}
+	if err != nil {
+		r.err = err
+	}
+	return err
+}
+
+func (r *aheadRows) Values() ([]any, error) {
+	row, err := r.current()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, len(row))
+	for i, buf := range row {
+		fd := r.read.fds[i]
+		switch dt, ok := r.m.TypeForOID(fd.DataTypeOID); {
+		case buf == nil:
+		case ok:
+			if out[i], err = dt.Codec.DecodeValue(r.m, fd.DataTypeOID, fd.Format, buf); err != nil {
+				return nil, err
+			}
+		case fd.Format == pgx.TextFormatCode:
+			out[i] = string(buf)
+		default:
+			out[i] = append([]byte(nil), buf...)
+		}
+	}
+	return out, nil
+}
+
+func (r *aheadRows) RawValues() [][]byte {
+	row, _ := r.current()
+	return row
+}
+
+func (r *aheadRows) Conn() *pgx.Conn { return nil }
+
+func (r *aheadRows) TypeMap() *pgtype.Map { return r.m }
+
+// aheadRow is a read's result as pgx.Row: its first row.
+type aheadRow struct{ rows *aheadRows }
+
+func (r aheadRow) Scan(dest ...any) error {
+	if err := r.rows.Err(); err != nil {
+		return err
+	}
+	if !r.rows.Next() {
+		return pgx.ErrNoRows
+	}
+	return r.rows.Scan(dest...)
+}
