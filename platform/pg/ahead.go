@@ -3,7 +3,6 @@ package pg
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 
 	"github.com/jackc/pgx/v5"
@@ -26,17 +25,27 @@ import (
 //
 // It finds those reads by running each fn once beforehand with a context
 // on which every statement fails (nothing is sent, nothing queued) and
-// keeping the first. When fn then runs for real, a first statement with
-// the same SQL and arguments is answered from the pipeline's result; any
-// other first statement, and every statement after it, runs as usual.
+// keeping the first. On that context BeforeCommit fails too, AfterCommit
+// drops its hook and TxLocal gives a fresh value, so that a journal
+// append, say, is not made twice; in-process state of a fn's own is its
+// to keep out of that run. When fn then runs for real, a first statement
+// with the same SQL and arguments is answered from the pipeline's result;
+// any other first statement, and every statement after it, runs as usual.
+//
 // So each fn must be a read: free of effects but its statements (it runs
-// twice), and making no write that a later fn's first read should see
-// (those reads ran before it). A result is held in memory until its fn
-// reads it. A read Postgres refuses is that fn's error, as it would
-// have been; the reads after it in the pipeline were not run, and those
-// fns make their statements themselves (in an aborted transaction, so
-// they fail as they would have). A pipeline pgx could not send is
-// Together's error. Without a unit of work, fns simply run in order.
+// twice), on one goroutine, with arguments that do not change between
+// the two runs, and making no write that a later fn's first read should
+// see (those reads ran before it). Only first reads move: a fn's later
+// statements run after every fn's first read, and a Together inside a fn
+// sends a pipeline of its own (the outer read kept for that fn is then
+// not used). A result is held in memory until its fn reads it.
+//
+// A read Postgres refuses is that fn's error, as it would have been. The
+// transaction is then aborted, and every statement not answered from the
+// pipeline (an earlier fn's second, a later fn's first) and the commit
+// fail with that refusal, not with 25P02, so a deadlock is still retried.
+// A pipeline pgx could not send is Together's error. Without a unit of
+// work, fns simply run in order.
 func (db *DB) Together(ctx context.Context, fns ...func(ctx context.Context) error) error {
 	t, ok := ctx.Value(txKey{}).(*tx)
 	if a, ok := ctx.Value(aheadKey{}).(*ahead); ok {
@@ -108,9 +117,13 @@ type aheadRead struct {
 	args []any
 	ran  bool // Postgres answered it (rows and err hold the answer)
 	err  error
+	tag  pgconn.CommandTag
 	fds  []pgconn.FieldDescription
 	rows [][][]byte
 }
+
+// recording reports whether ctx is Together's look for first reads.
+func recording(ctx context.Context) bool { return ctx.Value(recordKey{}) != nil }
 
 // intercept is what Together makes of a statement: while it records,
 // the statement is kept if it is a fn's first read, and fails; when a fn
@@ -145,6 +158,8 @@ func (t *tx) sendAhead(ctx context.Context, reads []*aheadRead) error {
 		return errTxDone
 	case t.lost != nil:
 		return t.lost
+	case t.aborted != nil:
+		return t.aborted
 	}
 	br, err := t.send(ctx, func(b *pgx.Batch) {
 		for _, r := range reads {
@@ -168,7 +183,9 @@ func (t *tx) sendAhead(ctx context.Context, reads []*aheadRead) error {
 			_ = br.Close()
 			return err
 		}
-		refused = r.err != nil
+		if r.err != nil {
+			refused, t.aborted = true, r.err
+		}
 	}
 	if err := br.Close(); err != nil && !refused {
 		return err
@@ -194,6 +211,7 @@ func (r *aheadRead) take(br pgx.BatchResults) error {
 		}
 		rows.Close()
 		err = rows.Err()
+		r.tag = rows.CommandTag()
 	}
 	var pgErr *pgconn.PgError
 	switch {
@@ -209,13 +227,14 @@ func (r *aheadRead) take(br pgx.BatchResults) error {
 
 // aheadRows are a read's result as pgx.Rows.
 type aheadRows struct {
-	read *aheadRead
-	m    *pgtype.Map
-	i    int // the current row, 1-based; 0 before the first Next
-	err  error
+	read   *aheadRead
+	m      *pgtype.Map
+	i      int // the current row, 1-based; 0 before the first Next
+	err    error
+	closed bool
 }
 
-func (r *aheadRows) Close() {}
+func (r *aheadRows) Close() { r.closed = true }
 
 func (r *aheadRows) Err() error {
 	if r.err != nil {
@@ -224,14 +243,13 @@ func (r *aheadRows) Err() error {
 	return r.read.err
 }
 
-func (r *aheadRows) CommandTag() pgconn.CommandTag {
-	return pgconn.NewCommandTag(fmt.Sprintf("SELECT %d", len(r.read.rows)))
-}
+func (r *aheadRows) CommandTag() pgconn.CommandTag { return r.read.tag }
 
 func (r *aheadRows) FieldDescriptions() []pgconn.FieldDescription { return r.read.fds }
 
 func (r *aheadRows) Next() bool {
-	if r.Err() != nil || r.i >= len(r.read.rows) {
+	if r.closed || r.Err() != nil || r.i >= len(r.read.rows) {
+		r.closed = true
 		return false
 	}
 	r.i++
@@ -239,8 +257,8 @@ func (r *aheadRows) Next() bool {
 }
 
 func (r *aheadRows) current() ([][]byte, error) {
-	if r.i == 0 || r.i > len(r.read.rows) {
-		return nil, errors.New("pg: no current row (call Next)")
+	if r.closed || r.i == 0 {
+		return nil, errors.New("pg: no current row (call Next; rows close after the last)")
 	}
 	return r.read.rows[r.i-1], nil
 }
@@ -287,6 +305,18 @@ func (r *aheadRows) RawValues() [][]byte {
 func (r *aheadRows) Conn() *pgx.Conn { return nil }
 
 func (r *aheadRows) TypeMap() *pgtype.Map { return r.m }
+
+// usable is nil when a statement answered from Together's pipeline may
+// go on: not after the unit of work ended or lost queued statements.
+func (t *tx) usable() error {
+	switch {
+	case t.done:
+		return errTxDone
+	case t.lost != nil:
+		return t.lost
+	}
+	return nil
+}
 
 // aheadRow is a read's result as pgx.Row: its first row.
 type aheadRow struct{ rows *aheadRows }

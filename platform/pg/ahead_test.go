@@ -271,8 +271,9 @@ func TestTogetherRefusedReadFailsItsFn(t *testing.T) {
 		t.Fatalf("%d rows, want 5: the queued insert was rolled back", n)
 	}
 
-	// A refused read whose fn ignores the error: the fns after it make
-	// their statements in the aborted transaction and fail as they would.
+	// A refused read whose fn ignores the error: the statements not
+	// answered from the pipeline (the fn after it, the commit) fail with
+	// that refusal, not 25P02, which would hide a deadlock's retry.
 	var after error
 	err = db.InTx(ctx, func(ctx context.Context) error {
 		var b, c int
@@ -288,8 +289,26 @@ func TestTogetherRefusedReadFailsItsFn(t *testing.T) {
 		)
 		return nil
 	})
-	if !errors.As(after, &pgErr) || pgErr.Code != "25P02" || err == nil {
+	if !errors.As(after, &pgErr) || pgErr.Code != "22012" || !errors.As(err, &pgErr) || pgErr.Code != "22012" {
 		t.Fatalf("after a refused read: %v, and the unit of work: %v", after, err)
+	}
+	// An earlier fn answered from the pipeline keeps its answer; its
+	// second statement fails with the later read's refusal.
+	var first, second error
+	var a int
+	err = db.InTx(ctx, func(ctx context.Context) error {
+		var b int
+		return db.Together(ctx,
+			func(ctx context.Context) error {
+				first = db.Conn(ctx).QueryRow(ctx, belowSQL, 3).Scan(&a)
+				second = db.Conn(ctx).QueryRow(ctx, belowSQL, 4).Scan(&a)
+				return second
+			},
+			func(ctx context.Context) error { return db.Conn(ctx).QueryRow(ctx, `SELECT 1 / $1::int`, 0).Scan(&b) },
+		)
+	})
+	if first != nil || !errors.As(second, &pgErr) || pgErr.Code != "22012" || !errors.As(err, &pgErr) || pgErr.Code != "22012" {
+		t.Fatalf("an earlier fn: %v, then %v; the unit of work: %v", first, second, err)
 	}
 	if err := db.InTx(ctx, func(ctx context.Context) error {
 		_, err := db.Conn(ctx).Exec(ctx, `INSERT INTO t VALUES ($1, $2)`, 9, "nine")
@@ -355,5 +374,40 @@ func TestTogetherNested(t *testing.T) {
 	got := trips.take()
 	if len(got) != 4 || got[0] != "batch[begin; "+belowSQL+"; "+belowSQL+"]" || got[len(got)-1] != "commit" {
 		t.Fatalf("sent %q", got)
+	}
+}
+
+// While Together looks for first reads, nothing joins the commit: a
+// BeforeCommit fails, an AfterCommit hook is dropped, TxLocal is fresh.
+// Each happens once, in the fn's real run.
+func TestTogetherLooksWithoutEffects(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDB(t, pg.Options{MaxConns: 1}, aheadSchema)
+	type box struct{ n int }
+	type key struct{}
+	before, after := 0, 0
+	var local *box
+	err := db.InTx(ctx, func(ctx context.Context) error {
+		var n int
+		return db.Together(ctx,
+			func(ctx context.Context) error {
+				b := pg.TxLocal(ctx, key{}, func() *box { return &box{} })
+				b.n++
+				_ = pg.BeforeCommit(ctx, func(context.Context) error { before++; return nil }) // fails while looking
+				pg.AfterCommit(ctx, func() { after++ })
+				return db.Conn(ctx).QueryRow(ctx, belowSQL, 3).Scan(&n)
+			},
+			func(ctx context.Context) error {
+				local = pg.TxLocal(ctx, key{}, func() *box { return &box{} })
+				return db.Conn(ctx).QueryRow(ctx, belowSQL, 4).Scan(&n)
+			},
+		)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before != 1 || after != 1 || local == nil || local.n != 1 {
+		t.Fatalf("before-commit hooks %d, after-commit %d, the unit's value %+v", before, after, local)
 	}
 }

@@ -133,6 +133,8 @@ func (l later) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 		return pgconn.CommandTag{}, errTxDone
 	case l.lost != nil:
 		return pgconn.CommandTag{}, l.lost
+	case l.aborted != nil:
+		return pgconn.CommandTag{}, l.aborted
 	}
 	if !pipelinable(true, args) {
 		return pgconn.CommandTag{}, fmt.Errorf("pg: %s: a statement with no arguments or pgx options cannot wait for a pipeline", l.label)
@@ -319,6 +321,9 @@ func (a *unit) runAfter() {
 // when it rolls back); without one it runs fn at once. In-process caches
 // use it to forget what a write changes exactly when the write is seen.
 func AfterCommit(ctx context.Context, fn func()) {
+	if recording(ctx) {
+		return // Together's look for a first read: nothing commits
+	}
 	if a, ok := ctx.Value(unitKey{}).(*unit); ok {
 		a.fns = append(a.fns, fn)
 		return
@@ -332,6 +337,9 @@ func AfterCommit(ctx context.Context, fn func()) {
 // fn writes is ordered after everything the unit of work read or waited
 // for. Without a unit of work it returns an error.
 func BeforeCommit(ctx context.Context, fn func(ctx context.Context) error) error {
+	if recording(ctx) {
+		return errRecording
+	}
 	a, ok := ctx.Value(unitKey{}).(*unit)
 	if !ok {
 		return errors.New("pg: BeforeCommit outside a unit of work (use DB.InTx)")
@@ -350,7 +358,7 @@ func BeforeCommit(ctx context.Context, fn func(ctx context.Context) error) error
 // without one. Without a unit of work it returns a fresh mk().
 func TxLocal[T any](ctx context.Context, key any, mk func() *T) *T {
 	a, ok := ctx.Value(unitKey{}).(*unit)
-	if !ok {
+	if !ok || recording(ctx) {
 		return mk()
 	}
 	if v, ok := a.vals[key].(*T); ok {

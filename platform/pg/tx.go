@@ -32,7 +32,12 @@ type tx struct {
 	ptx   pgx.Tx   // once the first statement has been sent
 	later []queued // sent before the next statement, in order
 	lost  error    // why queued statements may not have run: every later use fails with it
-	done  bool     // committed or rolled back
+	// aborted is a read Together sent ahead that Postgres refused: the
+	// transaction is aborted, and every statement not answered from that
+	// pipeline, the commit included, fails with it (not with 25P02, which
+	// would hide a deadlock InTx retries).
+	aborted error
+	done    bool // committed or rolled back
 }
 
 // queued is a statement of [DB.Later]'s, with what its error is labelled.
@@ -133,6 +138,8 @@ func (t *tx) start(ctx context.Context, exec bool, args []any, queue func(b *pgx
 		return nil, errTxDone
 	case t.lost != nil:
 		return nil, t.lost
+	case t.aborted != nil:
+		return nil, t.aborted
 	}
 	if pipelinable(exec, args) {
 		if t.ptx != nil && len(t.later) == 0 {
@@ -180,6 +187,9 @@ func (t *tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, erro
 	if r, err := intercept(ctx, true, sql, args); err != nil {
 		return errRows{err}, err
 	} else if r != nil {
+		if err := t.usable(); err != nil {
+			return errRows{err}, err
+		}
 		return &aheadRows{read: r, m: t.conn.Conn().TypeMap()}, nil
 	}
 	br, err := t.start(ctx, false, args, func(b *pgx.Batch) { b.Queue(sql, args...) })
@@ -201,6 +211,9 @@ func (t *tx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	if r, err := intercept(ctx, true, sql, args); err != nil {
 		return errRow{err}
 	} else if r != nil {
+		if err := t.usable(); err != nil {
+			return errRow{err}
+		}
 		return aheadRow{&aheadRows{read: r, m: t.conn.Conn().TypeMap()}}
 	}
 	br, err := t.start(ctx, false, args, func(b *pgx.Batch) { b.Queue(sql, args...) })
@@ -237,7 +250,8 @@ func (t *tx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 // nothing to commit. An aborted one answers pgx.ErrTxCommitRollback, or
 // with statements queued the first one's error (25P02: the transaction
 // is aborted); one whose queued statements may have been lost (t.lost)
-// rolls back with that error.
+// rolls back with that error, as does one Together's refused read
+// aborted (t.aborted).
 func (t *tx) commit(ctx context.Context) error {
 	if t.done {
 		return errTxDone
@@ -246,6 +260,8 @@ func (t *tx) commit(ctx context.Context) error {
 	switch {
 	case t.lost != nil:
 		err = t.lost
+	case t.aborted != nil:
+		err = t.aborted
 	case len(t.later) > 0:
 		err = t.commitPipelined(ctx)
 	case t.ptx != nil:
