@@ -25,7 +25,7 @@ import (
 //
 // It finds those reads by running each fn once beforehand with a context
 // on which every statement fails (nothing is sent, nothing queued) and
-// keeping the first. On that context BeforeCommit fails too, AfterCommit
+// keeping the first; what fn answers there, a panic included, is dropped. On that context BeforeCommit fails too, AfterCommit
 // drops its hook and TxLocal gives a fresh value, so that a journal
 // append, say, is not made twice; in-process state of a fn's own is its
 // to keep out of that run. When fn then runs for real, a first statement
@@ -47,20 +47,19 @@ import (
 // A pipeline pgx could not send is Together's error. Without a unit of
 // work, fns simply run in order.
 func (db *DB) Together(ctx context.Context, fns ...func(ctx context.Context) error) error {
-	t, ok := ctx.Value(txKey{}).(*tx)
-	if a, ok := ctx.Value(aheadKey{}).(*ahead); ok {
-		a.used = true // what this Together sends comes first
+	outer, _ := ctx.Value(togetherKey{}).(*fnState)
+	if outer != nil && !outer.looking {
+		outer.past = true // what this Together sends comes before the read kept for outer
 	}
-	if !ok || len(fns) < 2 || ctx.Value(recordKey{}) != nil {
+	t, ok := ctx.Value(txKey{}).(*tx)
+	if !ok || len(fns) < 2 || outer != nil && outer.looking {
 		return inOrder(ctx, fns)
 	}
 	reads := make([]*aheadRead, len(fns))
 	n := 0
 	for i, fn := range fns {
-		r := &recorder{}
-		_ = fn(context.WithValue(ctx, recordKey{}, r))
-		if r.read != nil {
-			reads[i], n = r.read, n+1
+		if reads[i] = look(ctx, fn); reads[i] != nil {
+			n++
 		}
 	}
 	if n < 2 {
@@ -72,7 +71,7 @@ func (db *DB) Together(ctx context.Context, fns ...func(ctx context.Context) err
 	for i, fn := range fns {
 		fctx := ctx
 		if reads[i] != nil {
-			fctx = context.WithValue(ctx, aheadKey{}, &ahead{read: reads[i]})
+			fctx = context.WithValue(ctx, togetherKey{}, &fnState{read: reads[i]})
 		}
 		if err := fn(fctx); err != nil {
 			return err
@@ -90,25 +89,32 @@ func inOrder(ctx context.Context, fns []func(ctx context.Context) error) error {
 	return nil
 }
 
+// look runs fn on a context where every statement fails and returns its
+// first read, if it made one. What fn answers there is not its answer,
+// a panic included: fn runs for real next, and panics there if it would.
+func look(ctx context.Context, fn func(ctx context.Context) error) (read *aheadRead) {
+	f := &fnState{looking: true}
+	defer func() {
+		_ = recover()
+		read = f.read
+	}()
+	_ = fn(context.WithValue(ctx, togetherKey{}, f))
+	return f.read
+}
+
 // errRecording is every statement's answer while Together looks for a
 // fn's first read.
 var errRecording = errors.New("pg: statement not run: Together is looking for the first read")
 
-type recordKey struct{}
+type togetherKey struct{}
 
-// recorder keeps a fn's first statement while Together looks for it.
-type recorder struct {
-	read *aheadRead
-	seen bool // a statement was made: later ones are not first
-}
-
-type aheadKey struct{}
-
-// ahead is what a fn's first statement may take from the pipeline sent
-// ahead: its read's result, once.
-type ahead struct {
-	read *aheadRead
-	used bool
+// fnState is one fn's part in Together. While Together looks, the fn's
+// first statement is kept in read if it is a read. When the fn runs for
+// real, read's result may answer its first statement.
+type fnState struct {
+	looking bool
+	read    *aheadRead
+	past    bool // the fn made a statement (or a Together of its own): the next is not its first
 }
 
 // aheadRead is a read sent ahead and, once the pipeline ran, its result.
@@ -123,43 +129,40 @@ type aheadRead struct {
 }
 
 // recording reports whether ctx is Together's look for first reads.
-func recording(ctx context.Context) bool { return ctx.Value(recordKey{}) != nil }
+func recording(ctx context.Context) bool {
+	f, ok := ctx.Value(togetherKey{}).(*fnState)
+	return ok && f.looking
+}
 
-// intercept is what Together makes of a statement: while it records,
-// the statement is kept if it is a fn's first read, and fails; when a fn
+// intercept is what Together makes of a statement: while it looks, the
+// statement is kept if it is a fn's first read, and fails; when the fn
 // runs for real, its first statement takes the read sent ahead if it is
-// the same. res is nil for a statement that runs as usual.
-func intercept(ctx context.Context, read bool, sql string, args []any) (res *aheadRead, err error) {
-	if r, ok := ctx.Value(recordKey{}).(*recorder); ok {
-		if !r.seen {
-			r.seen = true
-			if read && pipelinable(false, args) {
-				r.read = &aheadRead{sql: sql, args: args}
-			}
+// the same. It answers nil, nil for a statement that runs as usual.
+func intercept(ctx context.Context, read bool, sql string, args []any) (*aheadRead, error) {
+	f, ok := ctx.Value(togetherKey{}).(*fnState)
+	if !ok {
+		return nil, nil
+	}
+	first := !f.past
+	f.past = true
+	if f.looking {
+		if first && read && pipelinable(false, args) {
+			f.read = &aheadRead{sql: sql, args: args}
 		}
 		return nil, errRecording
 	}
-	a, ok := ctx.Value(aheadKey{}).(*ahead)
-	if !ok || a.used {
+	r := f.read
+	if !first || !read || r == nil || !r.ran || sql != r.sql || !reflect.DeepEqual(args, r.args) {
 		return nil, nil
 	}
-	a.used = true
-	if !read || !a.read.ran || sql != a.read.sql || !reflect.DeepEqual(args, a.read.args) {
-		return nil, nil
-	}
-	return a.read, nil
+	return r, nil
 }
 
 // sendAhead sends the reads (nil for a fn without one) in one pipeline,
 // after what must go first (see send), and keeps each one's result.
 func (t *tx) sendAhead(ctx context.Context, reads []*aheadRead) error {
-	switch {
-	case t.done:
-		return errTxDone
-	case t.lost != nil:
-		return t.lost
-	case t.aborted != nil:
-		return t.aborted
+	if err := t.runnable(); err != nil {
+		return err
 	}
 	br, err := t.send(ctx, func(b *pgx.Batch) {
 		for _, r := range reads {
@@ -306,8 +309,9 @@ func (r *aheadRows) Conn() *pgx.Conn { return nil }
 
 func (r *aheadRows) TypeMap() *pgtype.Map { return r.m }
 
-// usable is nil when a statement answered from Together's pipeline may
-// go on: not after the unit of work ended or lost queued statements.
+// usable is nil while a statement may run on the unit of work: not once
+// it has ended or lost queued statements. A statement answered from
+// Together's pipeline checks this.
 func (t *tx) usable() error {
 	switch {
 	case t.done:
@@ -316,6 +320,15 @@ func (t *tx) usable() error {
 		return t.lost
 	}
 	return nil
+}
+
+// runnable is usable, and not after a read Together sent ahead aborted
+// the transaction: every statement sent to Postgres checks this.
+func (t *tx) runnable() error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	return t.aborted
 }
 
 // aheadRow is a read's result as pgx.Row: its first row.

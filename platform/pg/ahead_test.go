@@ -31,7 +31,8 @@ type reads struct {
 	second []pair
 }
 
-func (r *reads) many(ctx context.Context, q pg.Querier, sql string, arg int) ([]pair, error) {
+// many reads pairs as sqlc's code for a :many query does.
+func many(ctx context.Context, q pg.Querier, sql string, arg int) ([]pair, error) {
 	rows, err := q.Query(ctx, sql, arg)
 	if err != nil {
 		return nil, err
@@ -57,7 +58,7 @@ const (
 func (r *reads) fns(above, below, pick int) []func(ctx context.Context) error {
 	return []func(ctx context.Context) error{
 		func(ctx context.Context) (err error) {
-			r.above, err = r.many(ctx, r.db.Conn(ctx), aboveSQL, above)
+			r.above, err = many(ctx, r.db.Conn(ctx), aboveSQL, above)
 			return err
 		},
 		func(ctx context.Context) error {
@@ -68,7 +69,7 @@ func (r *reads) fns(above, below, pick int) []func(ctx context.Context) error {
 			if err := r.db.Conn(ctx).QueryRow(ctx, pickSQL, pick).Scan(&n); err != nil {
 				return err
 			}
-			r.second, err = r.many(ctx, r.db.Conn(ctx), aboveSQL, n)
+			r.second, err = many(ctx, r.db.Conn(ctx), aboveSQL, n)
 			return err
 		},
 	}
@@ -76,15 +77,23 @@ func (r *reads) fns(above, below, pick int) []func(ctx context.Context) error {
 
 func str(s string) *string { return &s }
 
+// tracedDB is a pool of one connection over t's rows, with what it sends
+// traced from here on.
+func tracedDB(t *testing.T) (*pg.DB, *roundTrips) {
+	t.Helper()
+	trips := &roundTrips{}
+	db := openDB(t, pg.Options{MaxConns: 1, Tracer: trips}, aheadSchema)
+	trips.take()
+	return db, trips
+}
+
 // Together sends each fn's first read in one pipeline, with the BEGIN and
 // what Later queued before them; the fns get the answers they would have
 // had one after another (NULLs, no rows, a second statement of their own).
 func TestTogetherSendsFirstReadsInOnePipeline(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	trips := &roundTrips{}
-	db := openDB(t, pg.Options{MaxConns: 1, Tracer: trips}, aheadSchema)
-	trips.take()
+	db, trips := tracedDB(t)
 	insert := `INSERT INTO t VALUES ($1, $2)`
 
 	r := &reads{db: db}
@@ -196,9 +205,7 @@ func TestTogetherRowsAnswerLikePgx(t *testing.T) {
 func TestTogetherRunsOtherFirstStatementsAsUsual(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	trips := &roundTrips{}
-	db := openDB(t, pg.Options{MaxConns: 1, Tracer: trips}, aheadSchema)
-	trips.take()
+	db, trips := tracedDB(t)
 	runs := 0
 	var first, below int
 	err := db.InTx(ctx, func(ctx context.Context) error {
@@ -345,9 +352,7 @@ func TestTogetherUnsentPipelineIsItsError(t *testing.T) {
 func TestTogetherNested(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	trips := &roundTrips{}
-	db := openDB(t, pg.Options{MaxConns: 1, Tracer: trips}, aheadSchema)
-	trips.take()
+	db, trips := tracedDB(t)
 	var a, b, c, d int
 	err := db.InTx(ctx, func(ctx context.Context) error {
 		return db.Together(ctx,
@@ -409,5 +414,24 @@ func TestTogetherLooksWithoutEffects(t *testing.T) {
 	}
 	if before != 1 || after != 1 || local == nil || local.n != 1 {
 		t.Fatalf("before-commit hooks %d, after-commit %d, the unit's value %+v", before, after, local)
+	}
+
+	// A fn that panics on the failure its look gets still runs for real,
+	// its read sent ahead with the others.
+	traced, trips := tracedDB(t)
+	var a, b int
+	err = traced.InTx(ctx, func(ctx context.Context) error {
+		return traced.Together(ctx,
+			func(ctx context.Context) error {
+				if err := traced.Conn(ctx).QueryRow(ctx, `SELECT $1::int`, 1).Scan(&a); err != nil {
+					panic(err)
+				}
+				return nil
+			},
+			func(ctx context.Context) error { return traced.Conn(ctx).QueryRow(ctx, `SELECT $1::int`, 2).Scan(&b) },
+		)
+	})
+	if got := trips.take(); err != nil || a != 1 || b != 2 || len(got) != 2 || !strings.HasPrefix(got[0], "batch[begin; ") {
+		t.Fatalf("read %d and %d (%v); sent %q", a, b, err, got)
 	}
 }

@@ -128,13 +128,8 @@ func (l later) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 	if _, err := intercept(ctx, false, sql, args); err != nil {
 		return pgconn.CommandTag{}, err
 	}
-	switch {
-	case l.done:
-		return pgconn.CommandTag{}, errTxDone
-	case l.lost != nil:
-		return pgconn.CommandTag{}, l.lost
-	case l.aborted != nil:
-		return pgconn.CommandTag{}, l.aborted
+	if err := l.runnable(); err != nil {
+		return pgconn.CommandTag{}, err
 	}
 	if !pipelinable(true, args) {
 		return pgconn.CommandTag{}, fmt.Errorf("pg: %s: a statement with no arguments or pgx options cannot wait for a pipeline", l.label)

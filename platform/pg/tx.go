@@ -133,13 +133,8 @@ func (t *tx) send(ctx context.Context, queue func(b *pgx.Batch)) (pgx.BatchResul
 // What must go before it is sent first, in a round trip of its own: the
 // queued statements (with the BEGIN if need be), or else the BEGIN alone.
 func (t *tx) start(ctx context.Context, exec bool, args []any, queue func(b *pgx.Batch)) (pgx.BatchResults, error) {
-	switch {
-	case t.done:
-		return nil, errTxDone
-	case t.lost != nil:
-		return nil, t.lost
-	case t.aborted != nil:
-		return nil, t.aborted
+	if err := t.runnable(); err != nil {
+		return nil, err
 	}
 	if pipelinable(exec, args) {
 		if t.ptx != nil && len(t.later) == 0 {

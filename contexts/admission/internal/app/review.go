@@ -73,7 +73,7 @@ func (s *Service) ServeNextIn(ctx context.Context, workarea string, pass []strin
 		// round trip.
 		var reviewable Subtrees
 		var fence scope.Fence
-		err := s.together(ctx,
+		err := s.Reads.Together(ctx,
 			func(ctx context.Context) (err error) {
 				reviewable, err = s.Access.Subtrees(ctx, scope.DreamerReview)
 				return err
@@ -291,7 +291,7 @@ func (s *Service) judge(ctx context.Context, r domain.Reviewer, batch []domain.C
 	var policies map[string]domain.Policy
 	var closures map[string][]string
 	var bounded map[string]error
-	err := s.together(ctx,
+	err := s.Reads.Together(ctx,
 		func(ctx context.Context) (err error) {
 			workareas, err = s.Access.WorkareasByIDs(ctx, workareaIDs)
 			return err
@@ -403,7 +403,7 @@ func (s *Service) Verdict(ctx context.Context, serveID, verdict, reason string) 
 		// The serve (locked) and the caller's grants: one round trip.
 		var srv domain.Serve
 		var reviewable Subtrees
-		err := s.together(ctx,
+		err := s.Reads.Together(ctx,
 			func(ctx context.Context) (err error) {
 				srv, err = s.consumeOwnServe(ctx, caller, serveID, now)
 				return err

@@ -44,6 +44,9 @@ func New(d Deps, cfg Config) *Service {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	if d.Reads == nil {
+		d.Reads = inOrder{}
+	}
 	if cfg.MaxTextBytes <= 0 {
 		cfg.MaxTextBytes = domain.DefaultTextSize
 	}
@@ -56,12 +59,11 @@ func New(d Deps, cfg Config) *Service {
 	return &Service{Deps: d, cfg: cfg}
 }
 
-// together runs fns in order, their first statements in one round trip
-// when the service has a Pipeliner; the first error is returned.
-func (s *Service) together(ctx context.Context, fns ...func(ctx context.Context) error) error {
-	if s.Reads != nil {
-		return s.Reads.Together(ctx, fns...)
-	}
+// inOrder is the Pipeliner of a service given none: one read after
+// another, the first error returned.
+type inOrder struct{}
+
+func (inOrder) Together(ctx context.Context, fns ...func(ctx context.Context) error) error {
 	for _, fn := range fns {
 		if err := fn(ctx); err != nil {
 			return err
