@@ -6,11 +6,13 @@ import (
 	"testing"
 
 	"github.com/omlhub/oml/platform/pgtest"
+	"github.com/omlhub/oml/sql/migrations"
 )
 
 // TestTextFunctionsKeepTheirResults checks that migration 0044's PL/pgSQL
 // bodies of retrieval.entry_tsv and retrieval.scope_prefixes return what
-// their LANGUAGE sql bodies (migrations 0013 and 0043) did: the stored
+// their LANGUAGE sql bodies (migrations 0013 and 0043, restored by 0044's
+// down migration inside a transaction rolled back) did: the stored
 // tsvectors and the full-text index's prefixes were made by those, and
 // nothing was re-indexed. It also calls scope_prefixes under an empty
 // search_path, as pg_restore rebuilds the index.
@@ -22,22 +24,11 @@ func TestTextFunctionsKeepTheirResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, `
-CREATE FUNCTION pg_temp.sql_entry_tsv(cfg regconfig, body text) RETURNS tsvector
-LANGUAGE sql IMMUTABLE AS $$
-SELECT CASE
-    WHEN p BETWEEN 1 AND 300 AND substr(body, p + 1) ~ '[^ \t\n\v\f\r]'
-    THEN setweight(to_tsvector(cfg, left(body, p)), 'B') || to_tsvector(cfg, substr(body, p + 1))
-    ELSE to_tsvector(cfg, body)
-END
-FROM (SELECT regexp_instr(body, '[.!?]([ \t\n\v\f\r]|$)') AS p) AS lead
-$$;
-CREATE FUNCTION pg_temp.sql_scope_prefixes(p ltree) RETURNS text[]
-    LANGUAGE sql IMMUTABLE STRICT
-    RETURN array(SELECT subpath(p, 0, i)::text FROM generate_series(1, nlevel(p)) AS i);`); err != nil {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-
+	defer tx.Rollback(ctx)
 	texts := []*string{nil}
 	for _, s := range []string{
 		"", " ", ".", ". ", "a. b", "a.b. c", "Wing flutter. The wing flutters at speed.",
@@ -51,38 +42,58 @@ CREATE FUNCTION pg_temp.sql_scope_prefixes(p ltree) RETURNS text[]
 	} {
 		texts = append(texts, &s)
 	}
-	for _, cfg := range []string{"simple", "english", "german"} {
-		for _, text := range texts {
-			var same bool
-			var got, want *string
-			if err := conn.QueryRow(ctx, `
-SELECT a IS NOT DISTINCT FROM b, a::text, b::text
-FROM (SELECT retrieval.entry_tsv($1::regconfig, $2) AS a, pg_temp.sql_entry_tsv($1::regconfig, $2) AS b) AS x`,
-				cfg, text).Scan(&same, &got, &want); err != nil {
-				t.Fatal(err)
-			}
-			if !same {
-				t.Errorf("entry_tsv(%s, %v): %v, the sql body gave %v", cfg, deref(text), deref(got), deref(want))
+	cfgs := []string{"simple", "english", "german"}
+	tsvs := func() (out []*string) {
+		for _, cfg := range cfgs {
+			for _, text := range texts {
+				var got *string
+				if err := tx.QueryRow(ctx, `SELECT retrieval.entry_tsv($1::regconfig, $2)::text`, cfg, text).Scan(&got); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, got)
 			}
 		}
+		return out
 	}
-
 	paths := []*string{nil}
 	for _, s := range []string{"", "r", "r.a", "r.a1.b3", "r.a1.b3.c7.d9", strings.TrimSuffix(strings.Repeat("x.", 40), ".")} {
 		paths = append(paths, &s)
 	}
-	for _, path := range paths {
-		var same bool
-		var got, want []string
-		if err := conn.QueryRow(ctx, `
-SELECT a IS NOT DISTINCT FROM b, a, b
-FROM (SELECT retrieval.scope_prefixes($1::ltree) AS a, pg_temp.sql_scope_prefixes($1::ltree) AS b) AS x`,
-			path).Scan(&same, &got, &want); err != nil {
-			t.Fatal(err)
+	prefixes := func() (out [][]string) {
+		for _, path := range paths {
+			var got []string
+			if err := tx.QueryRow(ctx, `SELECT retrieval.scope_prefixes($1::ltree)`, path).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, got)
 		}
-		if !same {
-			t.Errorf("scope_prefixes(%v): %q, the sql body gave %q", deref(path), got, want)
+		return out
+	}
+
+	// The new bodies' answers, then the old ones' (0044's down migration,
+	// rolled back at the end).
+	newTSV, newPrefixes := tsvs(), prefixes()
+	down, err := migrations.FS.ReadFile("0044_text_functions_plpgsql.down.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, string(down)); err != nil {
+		t.Fatal(err)
+	}
+	oldTSV, oldPrefixes := tsvs(), prefixes()
+	for i := range newTSV {
+		cfg, text := cfgs[i/len(texts)], texts[i%len(texts)]
+		if deref(newTSV[i]) != deref(oldTSV[i]) {
+			t.Errorf("entry_tsv(%s, %v): %v, the sql body gave %v", cfg, deref(text), deref(newTSV[i]), deref(oldTSV[i]))
 		}
+	}
+	for i, path := range paths {
+		if (newPrefixes[i] == nil) != (oldPrefixes[i] == nil) || strings.Join(newPrefixes[i], ",") != strings.Join(oldPrefixes[i], ",") {
+			t.Errorf("scope_prefixes(%v): %q, the sql body gave %q", deref(path), newPrefixes[i], oldPrefixes[i])
+		}
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
 	}
 
 	if _, err := conn.Exec(ctx, `SET search_path = ''`); err != nil {
