@@ -205,6 +205,8 @@ func (e *benchEnv) load(b *testing.B, spec loadSpec) {
 	b.ReportMetric(res.RPS, "req/s")
 	b.ReportMetric(res.P50ms, "p50-ms")
 	b.ReportMetric(res.P99ms, "p99-ms")
+	b.ReportMetric(res.CPUms, "cpu-ms/op")
+	b.ReportMetric(res.StealMs, "steal-ms/op")
 }
 
 // run runs the load generator for spec (spec.N operations) and returns

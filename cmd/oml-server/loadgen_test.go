@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/omlhub/oml/platform/cpustat"
 )
 
 // TestMain turns the test binary into the benchmarks' load generator when
@@ -60,6 +62,11 @@ type loadResult struct {
 	RPS   float64 `json:"rps"`
 	P50ms float64 `json:"p50_ms"`
 	P99ms float64 `json:"p99_ms"`
+	// The timed part's CPU (platform/cpustat), in ms per operation: the
+	// machine's less the load generator's own, that is the server's and
+	// Postgres's; and what the hypervisor's steal took from the machine.
+	CPUms   float64 `json:"cpu_ms"`
+	StealMs float64 `json:"steal_ms"`
 }
 
 // loadgen runs n operations of one target over c connections, after a
@@ -82,6 +89,10 @@ func loadgen(raw string, w io.Writer) error {
 	var mu sync.Mutex
 	var firstErr error
 	var wg sync.WaitGroup
+	cpu0, err := cpustat.Read()
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	for range spec.Concurrency {
 		wg.Go(func() {
@@ -103,13 +114,20 @@ func loadgen(raw string, w io.Writer) error {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu, err := cpustat.Read()
+	if err != nil {
+		return err
+	}
+	cpu = cpu.Sub(cpu0)
 	if firstErr != nil {
 		return firstErr
 	}
 	slices.Sort(lat)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	perOp := func(d time.Duration) float64 { return ms(d) / float64(spec.N) }
 	return json.NewEncoder(w).Encode(loadResult{
 		RPS: float64(spec.N) / elapsed.Seconds(), P50ms: ms(lat[spec.N/2]), P99ms: ms(lat[spec.N*99/100]),
+		CPUms: perOp(max(cpu.Busy-cpu.Self, 0)), StealMs: perOp(cpu.Steal),
 	})
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/omlhub/oml/contexts/retrieval/internal/embed"
 	"github.com/omlhub/oml/contexts/retrieval/internal/postgres"
 	"github.com/omlhub/oml/platform/config"
+	"github.com/omlhub/oml/platform/cpustat"
 	"github.com/omlhub/oml/platform/pg"
 	"github.com/omlhub/oml/platform/pgtest"
 	pgvector "github.com/pgvector/pgvector-go"
@@ -837,33 +838,17 @@ ORDER BY embedding::halfvec(%d) <=> $1 LIMIT 10`, emb.Model(), emb.Dim())
 	return lat, time.Since(start)
 }
 
-// cpuTimes is the machine's busy CPU time (/proc/stat: user, nice,
-// system, irq, softirq; not idle, iowait or steal) and this process's.
+// cpuTimes is the machine's busy CPU time (not idle, iowait or steal)
+// and this process's.
 type cpuTimes struct{ machine, self time.Duration }
 
 func readCPU(tb testing.TB) cpuTimes {
 	tb.Helper()
-	data, err := os.ReadFile("/proc/stat")
+	t, err := cpustat.Read()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal …
-	var ticks int64
-	for _, i := range []int{1, 2, 3, 6, 7} {
-		v, err := strconv.ParseInt(f[i], 10, 64)
-		if err != nil {
-			tb.Fatalf("/proc/stat: %v", err)
-		}
-		ticks += v
-	}
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	// USER_HZ is 100 on Linux.
-	return cpuTimes{machine: time.Duration(ticks) * 10 * time.Millisecond,
-		self: time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}
+	return cpuTimes{machine: t.Busy, self: t.Self}
 }
 
 // cpuPer is CPU milliseconds per operation: the service's (this process)
