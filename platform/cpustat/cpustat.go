@@ -1,8 +1,7 @@
 // Package cpustat reads how much CPU time the machine and this process
-// have had, for benchmarks that report CPU milliseconds per operation.
-// Throughput on a shared machine moves with what its neighbours do (the
-// hypervisor's steal); the CPU an operation costs moves far less, so the
-// benchmarks report both. Linux only: it reads /proc/stat.
+// have had, for benchmarks that report CPU milliseconds per operation
+// beside throughput, and the hypervisor's steal, which would make the
+// two disagree. Linux only: it reads /proc/stat.
 package cpustat
 
 import (
@@ -33,31 +32,34 @@ func Read() (Times, error) {
 		return Times{}, fmt.Errorf("cpustat: %w", err)
 	}
 	line, _, _ := strings.Cut(string(data), "\n")
-	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal …
-	if len(f) < 9 || f[0] != "cpu" {
-		return Times{}, fmt.Errorf("cpustat: /proc/stat begins %q", line)
-	}
-	tick := func(i int) (time.Duration, error) {
-		v, err := strconv.ParseInt(f[i], 10, 64)
-		// USER_HZ is 100 on Linux.
-		return time.Duration(v) * 10 * time.Millisecond, err
-	}
-	var t Times
-	for _, i := range []int{1, 2, 3, 6, 7} {
-		d, err := tick(i)
-		if err != nil {
-			return Times{}, fmt.Errorf("cpustat: /proc/stat: %w", err)
-		}
-		t.Busy += d
-	}
-	if t.Steal, err = tick(8); err != nil {
-		return Times{}, fmt.Errorf("cpustat: /proc/stat: %w", err)
+	t, err := parse(line)
+	if err != nil {
+		return Times{}, err
 	}
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return Times{}, fmt.Errorf("cpustat: getrusage: %w", err)
 	}
 	t.Self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return t, nil
+}
+
+// parse reads Busy and Steal from /proc/stat's first line:
+// cpu user nice system idle iowait irq softirq steal …, in USER_HZ ticks
+// (100 a second on Linux).
+func parse(line string) (Times, error) {
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return Times{}, fmt.Errorf("cpustat: /proc/stat begins %q", line)
+	}
+	var t Times
+	for i, into := range map[int]*time.Duration{1: &t.Busy, 2: &t.Busy, 3: &t.Busy, 6: &t.Busy, 7: &t.Busy, 8: &t.Steal} {
+		v, err := strconv.ParseUint(f[i], 10, 63)
+		if err != nil {
+			return Times{}, fmt.Errorf("cpustat: /proc/stat field %d: %w", i, err)
+		}
+		*into += time.Duration(v) * 10 * time.Millisecond
+	}
 	return t, nil
 }
 
